@@ -7,7 +7,9 @@
 // a list of accounts with a partial body, a current account, a customer's virtual account and
 // its idempotent retry, a credit, the integration's transactions, a failed verification typed),
 // then transfers (name enquiry, an intra-bank transfer, an inter-bank one sent twice with one
-// Idempotency-Key, a reused key refused, polled until settled, the balance exact). It needs a
+// Idempotency-Key, a reused key refused, polled until settled, the balance exact), then a small
+// payroll (a bulk transfer created and authorised, each with its key retried, polled until
+// validated and until completed, its items paged with their outcomes). It needs a
 // fresh `kobo demo` and reads where it is from the environment, as the other stories do:
 // KOBO_BASE_URL, KOBO_OWNER_EMAIL, KOBO_OWNER_PASSWORD, KOBO_CLIENT_ID, KOBO_CLIENT_SECRET,
 // KOBO_MAIN_ACCOUNT. `go vet` and `go build` check it; .ci/clients runs it.
@@ -36,6 +38,7 @@ const (
 	koboBank    = "090823"      // Kobo's own bank code: intra-bank, settled at once
 	otherBank   = "000013"      // Guaranty Trust Bank in the sandbox: inter-bank over NIP
 	emeka       = "0123456788"  // Emeka Nwosu: transfers succeed within seconds
+	bisi        = "0690000036"  // Bisi Alade: named otherwise in the payroll, so left out (49)
 	chinedu     = "2000000011"  // the demo's first virtual account (Chinedu Obi)
 
 	funding     = "100000.00"
@@ -105,6 +108,14 @@ func key() string {
 // is tells whether an open enum's value (a plain string: known today or added later) is `want`,
 // one of the enum's named values.
 func is[T ~string](value string, want T) bool { return T(value) == want }
+
+// orNull prints a nullable string of an answer: its value, or null.
+func orNull(value *string) string {
+	if value == nil {
+		return "null"
+	}
+	return *value
+}
 
 // show prints an open enum's value, known or not.
 func show(value string) string { return strconv.Quote(value) }
@@ -331,6 +342,166 @@ func (s *story) balancesAddUp() {
 	check(false, "fetch_customer_accounts: the current account is missing")
 }
 
+// sendASmallPayroll: a bulk transfer of three payments, one to a holder named otherwise (left
+// out), sent with a key (the retry is the same batch), judged in the background, the one left
+// out read by its verdict; then authorised with the batch's own total and count and a key (the
+// retry is the same answer), its whole total reserved, paid in the background (Emeka Nwosu's
+// item over NIP) until completed, and every item read page by page with its outcome.
+func (s *story) sendASmallPayroll() {
+	// An item names its holder by account, bank and name (or by a saved beneficiary's id instead).
+	item := func(account, bank, name, amount string) kobo.BulkTransferItemRequest {
+		it := kobo.NewBulkTransferItemRequest(amount)
+		it.SetAccountNumber(account)
+		it.SetBankCode(bank)
+		it.SetAccountName(name)
+		return *it
+	}
+	body := kobo.NewCreateBulkTransferRequest(s.payroll.AccountNumber, kobo.BULK_ON_INVALID_SKIP_INVALID, []kobo.BulkTransferItemRequest{
+		item(emeka, otherBank, "Emeka Nwosu", "1500"),
+		item(chinedu, koboBank, "Adaeze Foods Ltd - Chinedu Obi", "2500.50"),
+		item(bisi, otherBank, "Ngozi Eze", "1000"),
+	})
+	body.SetReference("PAYROLL-" + strings.ReplaceAll(key(), "-", "")[:12])
+	body.SetNarration("December payments")
+	idempotencyKey := key()
+	create := func() (*kobo.BulkTransferResponse, *http.Response, error) {
+		return s.api.TransfersAPI.CreateBulkTransferApi(s.integrated).IdempotencyKey(idempotencyKey).
+			CreateBulkTransferRequest(*body).Execute()
+	}
+	sent, _, err := create()
+	must(err, "create_bulk_transfer_api")
+	again, _, err := create()
+	must(err, "create_bulk_transfer_api (the same key)")
+	check(again.Data.BulkTransferId == sent.Data.BulkTransferId, "sent twice: %s, %s", sent.Data.BulkTransferId, again.Data.BulkTransferId)
+	check(is(sent.Data.Status, kobo.BULK_TRANSFER_STATUS_VALIDATING), "create_bulk_transfer_api: %s", show(sent.Data.Status))
+
+	// Judged in the background, within seconds.
+	batch := s.pollBulkTransfer(sent.Data.BulkTransferId, 30*time.Second, kobo.BULK_TRANSFER_STATUS_VALIDATING)
+	check(is(batch.Status, kobo.BULK_TRANSFER_STATUS_VALIDATED), "get_bulk_transfer_api: %s after 30 s", show(batch.Status))
+	counts := batch.Counts
+	check(counts.Items == 3 && counts.Valid == 2 && counts.Invalid == 1, "get_bulk_transfer_api: counts %+v", counts)
+	check(kobos(batch.Totals.Amount) == kobos("4000.50"), "get_bulk_transfer_api: amount %s", batch.Totals.Amount)
+	filter := kobo.NewFetchBulkTransferItemsRequest(sent.Data.BulkTransferId)
+	filter.SetValidation(kobo.BULK_ITEM_VALIDATION_INVALID)
+	invalid, _, err := s.api.TransfersAPI.FetchBulkTransferItemsApi(s.integrated).FetchBulkTransferItemsRequest(*filter).Execute()
+	must(err, "fetch_bulk_transfer_items_api (invalid)")
+	check(len(invalid.Data) == 1, "fetch_bulk_transfer_items_api: %d invalid items", len(invalid.Data))
+	left := invalid.Data[0]
+	check(orNull(left.RefusalCode.Get()) == "49", "fetch_bulk_transfer_items_api: refusal %s", orNull(left.RefusalCode.Get()))
+	check(orNull(left.ConfirmedName.Get()) == "Bisi Alade", "fetch_bulk_transfer_items_api: %s", orNull(left.ConfirmedName.Get()))
+	// Nothing has moved yet: the partner authorises exactly what it read, the total and the count.
+	check(left.Outcome == kobo.BULK_ITEM_OUTCOME_UNPAID, "before authorising: %s", left.Outcome)
+	authorised := s.authorisePayroll(*batch)
+
+	// Paid in the background; Emeka Nwosu's item settles over NIP within seconds.
+	done := s.pollBulkTransfer(sent.Data.BulkTransferId, 60*time.Second,
+		kobo.BULK_TRANSFER_STATUS_PENDING_APPROVAL, kobo.BULK_TRANSFER_STATUS_EXECUTING)
+	check(is(done.Status, kobo.BULK_TRANSFER_STATUS_COMPLETED), "get_bulk_transfer_api: %s 60 s after authorising", show(done.Status))
+	counts = done.Counts
+	check(counts.Succeeded == 2 && counts.Processing == 0 && counts.Failed == 0 && counts.Reversed == 0,
+		"get_bulk_transfer_api: counts %+v", counts)
+	totals := done.Totals
+	check(totals.Reserved == authorised.Totals.Reserved && totals.Reserved == totals.Total,
+		"get_bulk_transfer_api: reserved %s of %s (%s authorised)", totals.Reserved, totals.Total, authorised.Totals.Reserved)
+	check(totals.Released == "0.00", "get_bulk_transfer_api: released %s", totals.Released)
+	check(done.CompletedAt.Get() != nil, "get_bulk_transfer_api: completed without completed_at")
+
+	// Every item, two a page: the two valid ones paid, each with its transfer's reference number;
+	// the one left out never paid.
+	items := s.allItems(sent.Data.BulkTransferId)
+	check(len(items) == 3, "fetch_bulk_transfer_items_api: %d items over its pages", len(items))
+	paid := map[string]bool{}
+	for _, it := range items {
+		kobos(it.Amount)
+		reference := it.ReferenceNumber.Get()
+		if it.Validation == kobo.BULK_ITEM_VALIDATION_VALID {
+			check(it.Outcome == kobo.BULK_ITEM_OUTCOME_SUCCESS, "item %d (%s): %s", it.Index, it.AccountNumber, it.Outcome)
+			check(reference != nil && *reference != "", "item %d (%s): no reference_number", it.Index, it.AccountNumber)
+			check(it.FailureCode.Get() == nil, "item %d: failure_code %s", it.Index, orNull(it.FailureCode.Get()))
+			paid[it.AccountNumber] = true
+		} else {
+			check(it.Outcome == kobo.BULK_ITEM_OUTCOME_UNPAID, "item %d (%s): %s", it.Index, it.AccountNumber, it.Outcome)
+			check(reference == nil, "item %d: reference_number %s", it.Index, orNull(reference))
+		}
+	}
+	check(len(paid) == 2 && paid[emeka] && paid[chinedu], "paid: %v", paid)
+}
+
+// pollBulkTransfer reads a batch every half second while its status is one of `while`, for at
+// most `limit`, and answers the last read.
+func (s *story) pollBulkTransfer(id string, limit time.Duration, while ...kobo.BulkTransferStatus) *kobo.BulkTransfer {
+	deadline := time.Now().Add(limit)
+	for {
+		reply, _, err := s.api.TransfersAPI.GetBulkTransferApi(s.integrated).
+			BulkTransferIdRequest(*kobo.NewBulkTransferIdRequest(id)).Execute()
+		must(err, "get_bulk_transfer_api")
+		waiting := false
+		for _, status := range while {
+			waiting = waiting || is(reply.Data.Status, status)
+		}
+		if !waiting || time.Now().After(deadline) {
+			return &reply.Data
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// authorisePayroll: authorize_bulk_transfer_api with the batch's own figures and a fresh key,
+// then the same call with the same key (a dropped answer): the same answer again, and nothing
+// reserved twice.
+func (s *story) authorisePayroll(batch kobo.BulkTransfer) kobo.BulkTransfer {
+	body := *kobo.NewAuthorizeBulkTransferApiRequest(batch.BulkTransferId, batch.Totals.Total, batch.Counts.Valid)
+	idempotencyKey := key()
+	authorise := func() (*kobo.BulkTransferResponse, *http.Response, error) {
+		return s.api.TransfersAPI.AuthorizeBulkTransferApi(s.integrated).IdempotencyKey(idempotencyKey).
+			AuthorizeBulkTransferApiRequest(body).Execute()
+	}
+	first, _, err := authorise()
+	must(err, "authorize_bulk_transfer_api")
+	again, response, err := authorise()
+	must(err, "authorize_bulk_transfer_api (the same key)")
+	firstJSON, _ := json.Marshal(first.Data)
+	againJSON, _ := json.Marshal(again.Data)
+	check(string(againJSON) == string(firstJSON), "authorize_bulk_transfer_api: the retry answered %s, first %s", againJSON, firstJSON)
+	check(response.Header.Get("Idempotent-Replayed") == "true", "authorize_bulk_transfer_api: Idempotent-Replayed %q",
+		response.Header.Get("Idempotent-Replayed"))
+	authorised := first.Data
+	check(authorised.BulkTransferId == batch.BulkTransferId, "authorize_bulk_transfer_api: %s", authorised.BulkTransferId)
+	// No approval policy in the demo: its items are being paid (one would hold it, pending_approval).
+	check(is(authorised.Status, kobo.BULK_TRANSFER_STATUS_EXECUTING), "authorize_bulk_transfer_api: %s", show(authorised.Status))
+	totals := authorised.Totals
+	check(totals.Total == batch.Totals.Total && totals.Reserved == totals.Total,
+		"authorize_bulk_transfer_api: reserved %s of %s (the batch's %s)", totals.Reserved, totals.Total, batch.Totals.Total)
+	check(totals.Released == "0.00", "authorize_bulk_transfer_api: released %s", totals.Released)
+	by := orNull(authorised.AuthorisedBy.Get())
+	check(by == "integration", "authorize_bulk_transfer_api: authorised_by %s", by)
+	return authorised
+}
+
+// allItems reads every item of a batch, a page of two at a time (numbered paging).
+func (s *story) allItems(id string) []kobo.BulkTransferItem {
+	var items []kobo.BulkTransferItem
+	for page := int32(1); page <= 10; page++ {
+		body := kobo.NewFetchBulkTransferItemsRequest(id)
+		body.SetPage(page)
+		body.SetPageSize(2)
+		reply, _, err := s.api.TransfersAPI.FetchBulkTransferItemsApi(s.integrated).FetchBulkTransferItemsRequest(*body).Execute()
+		must(err, fmt.Sprintf("fetch_bulk_transfer_items_api (page %d)", page))
+		check(reply.Pagination.PageSize == 2, "fetch_bulk_transfer_items_api: page_size %d", reply.Pagination.PageSize)
+		number := "null"
+		if answered := reply.Pagination.Page.Get(); answered != nil {
+			number = strconv.Itoa(int(*answered))
+		}
+		check(number == strconv.Itoa(int(page)), "fetch_bulk_transfer_items_api: page %s, expected %d", number, page)
+		items = append(items, reply.Data...)
+		if !reply.Pagination.HasMore {
+			return items
+		}
+	}
+	check(false, "fetch_bulk_transfer_items_api: more than 10 pages of two items")
+	return nil
+}
+
 // keepUnknownValues: a later minor release may add a value to an open enum (x-extensible-enum).
 // A recorded page with `status: "on_hold"` and `channel: "rtgs"` decodes through the generated
 // models, the unknown values kept as strings and the known ones still named. No call.
@@ -392,6 +563,7 @@ func main() {
 		{"refuse a reused key (27, typed)", s.refuseAReusedKey},
 		{"Emeka Nwosu is paid", s.emekaIsPaid},
 		{"balances add up", s.balancesAddUp},
+		{"send a small payroll: validated, authorised (twice with one key), completed, its items paged", s.sendASmallPayroll},
 	}
 	passed := 0
 	for _, step := range steps {

@@ -58,11 +58,43 @@ from kobo_client.api.transactions import (
     fetch_settlement_transactions_api,
     fetch_transactions_api,
 )
-from kobo_client.api.transfers import fetch_banks, funds_transfer_api, get_transfer_api, name_enquiry
+from kobo_client.api.transfers import (
+    authorize_bulk_transfer_api,
+    create_beneficiary_api,
+    create_bulk_transfer_api,
+    fetch_bulk_transfer_items_api,
+    get_bulk_transfer_api,
+    delete_beneficiary_api,
+    fetch_beneficiaries_api,
+    fetch_banks,
+    funds_transfer_api,
+    get_transfer_api,
+    name_enquiry,
+    pay_beneficiary_api,
+)
 from kobo_client.api.webhooks import fetch_webhook_events, test_webhook, webhook_configuration
 from kobo_client.models import (
     Account,
     AccountType,
+    AuthorizeBulkTransferApiRequest,
+    BeneficiaryIdRequest,
+    BulkItemOutcome,
+    BulkItemValidation,
+    BulkOnInvalid,
+    BulkTransfer,
+    BulkTransferIdRequest,
+    BulkTransferItem,
+    BulkTransferItemRequest,
+    BulkTransferResponse,
+    CreateBulkTransferRequest,
+    FetchBulkTransferItemsRequest,
+    FetchBulkTransferItemsResponse,
+    CreateBeneficiaryRequest,
+    FetchBeneficiariesRequest,
+    FetchBeneficiariesResponse,
+    FundsTransferResponse,
+    PayBeneficiaryApiRequest,
+    SavedBeneficiaryResponse,
     CreateAccountApiResponse,
     CreateAccountRequest,
     CreateCustomerAccountRequest,
@@ -863,6 +895,210 @@ class _Receiver(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def pay_a_saved_beneficiary(story: Story) -> None:
+    """Emeka Nwosu saved (saving him again is the same beneficiary), found, paid by his id with a
+    key (the retry is the same transfer), then forgotten."""
+    body = CreateBeneficiaryRequest(account_number=EMEKA, bank_code=OTHER_BANK, account_name="Emeka Nwosu", nickname="Driver")
+    client = story.integration_client()
+    saved = success(
+        create_beneficiary_api.sync_detailed(client=client, body=body), SavedBeneficiaryResponse, "create_beneficiary_api"
+    ).data
+    again = success(
+        create_beneficiary_api.sync_detailed(client=client, body=body), SavedBeneficiaryResponse, "create_beneficiary_api (again)"
+    ).data
+    story.expect(again.beneficiary_id == saved.beneficiary_id, f"saved twice: {saved.beneficiary_id}, {again.beneficiary_id}")
+    story.expect(saved.account_name == "Emeka Nwosu", f"create_beneficiary_api: {saved.account_name}")
+    found = success(
+        fetch_beneficiaries_api.sync_detailed(client=client, body=FetchBeneficiariesRequest(search="driver")),
+        FetchBeneficiariesResponse,
+        "fetch_beneficiaries_api",
+    ).data
+    story.expect([b.beneficiary_id for b in found] == [saved.beneficiary_id], f"fetch_beneficiaries_api: {found}")
+    pay = PayBeneficiaryApiRequest(
+        beneficiary_id=saved.beneficiary_id,
+        source_account_number=story.payroll().account_number,
+        amount="1500.00",
+        narration="Driver - December",
+        reference=f"PAY-{uuid.uuid4().hex[:12]}",
+    )
+    key = str(uuid.uuid4())
+    first = success(
+        pay_beneficiary_api.sync_detailed(client=client, body=pay, idempotency_key=key), FundsTransferResponse, "pay_beneficiary_api"
+    ).data
+    retry = success(
+        pay_beneficiary_api.sync_detailed(client=client, body=pay, idempotency_key=key),
+        FundsTransferResponse,
+        "pay_beneficiary_api (the same key)",
+    ).data
+    story.expect(retry.reference_number == first.reference_number, f"retried: {first.reference_number}, {retry.reference_number}")
+    story.expect(first.beneficiary_account_number == EMEKA, f"pay_beneficiary_api: {first.beneficiary_account_number}")
+    story.expect(Decimal(first.amount) == Decimal("1500.00"), f"pay_beneficiary_api: amount {first.amount}")
+    money(first.fee, "pay_beneficiary_api: fee")
+    gone = success(
+        delete_beneficiary_api.sync_detailed(client=client, body=BeneficiaryIdRequest(beneficiary_id=saved.beneficiary_id)),
+        SavedBeneficiaryResponse,
+        "delete_beneficiary_api",
+    ).data
+    story.expect(gone.beneficiary_id == saved.beneficiary_id, f"delete_beneficiary_api: {gone.beneficiary_id}")
+
+
+def send_a_small_payroll(story: Story) -> None:
+    """A bulk transfer of three payments, one to a holder named otherwise (left out), sent with a
+    key (the retry is the same batch), judged in the background, its items read by verdict; then
+    authorised with a key (the retry is the same answer), its whole total reserved, paid in the
+    background (Emeka Nwosu's over NIP) until completed, and its items read page by page, each
+    with its outcome."""
+    client = story.integration_client()
+    body = CreateBulkTransferRequest(
+        source_account_number=story.payroll().account_number,
+        on_invalid=BulkOnInvalid.BULK_ON_INVALID_SKIP_INVALID,
+        reference=f"PAYROLL-{uuid.uuid4().hex[:12]}",
+        narration="December payments",
+        items=[
+            BulkTransferItemRequest(account_number=EMEKA, bank_code=OTHER_BANK, account_name="Emeka Nwosu", amount="1500"),
+            BulkTransferItemRequest(account_number=CHINEDU, bank_code=KOBO_BANK, account_name="Adaeze Foods Ltd - Chinedu Obi", amount="2500.50"),
+            BulkTransferItemRequest(account_number=BISI, bank_code=OTHER_BANK, account_name="Ngozi Eze", amount="1000"),
+        ],
+    )
+    key = str(uuid.uuid4())
+    sent = success(
+        create_bulk_transfer_api.sync_detailed(client=client, body=body, idempotency_key=key),
+        BulkTransferResponse,
+        "create_bulk_transfer_api",
+    ).data
+    again = success(
+        create_bulk_transfer_api.sync_detailed(client=client, body=body, idempotency_key=key),
+        BulkTransferResponse,
+        "create_bulk_transfer_api (the same key)",
+    ).data
+    story.expect(again.bulk_transfer_id == sent.bulk_transfer_id, f"sent twice: {sent.bulk_transfer_id}, {again.bulk_transfer_id}")
+    story.expect(sent.status == "validating", f"create_bulk_transfer_api: {sent.status}")
+    # Judged in the background, within seconds.
+    by_id = BulkTransferIdRequest(bulk_transfer_id=sent.bulk_transfer_id)
+    deadline = time.monotonic() + 30
+    while True:
+        batch = success(
+            get_bulk_transfer_api.sync_detailed(client=client, body=by_id), BulkTransferResponse, "get_bulk_transfer_api"
+        ).data
+        if batch.status != "validating" or story.against_mock or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    story.expect(batch.status == "validated", f"get_bulk_transfer_api: {batch.status} after 30 s")
+    story.expect(
+        (batch.counts.items, batch.counts.valid, batch.counts.invalid) == (3, 2, 1), f"get_bulk_transfer_api: {batch.counts}"
+    )
+    story.expect(Decimal(batch.totals.amount) == Decimal("4000.50"), f"get_bulk_transfer_api: {batch.totals.amount}")
+    money(batch.totals.total, "get_bulk_transfer_api: total")
+    invalid = success(
+        fetch_bulk_transfer_items_api.sync_detailed(
+            client=client,
+            body=FetchBulkTransferItemsRequest(
+                bulk_transfer_id=sent.bulk_transfer_id, validation=BulkItemValidation.BULK_ITEM_VALIDATION_INVALID
+            ),
+        ),
+        FetchBulkTransferItemsResponse,
+        "fetch_bulk_transfer_items_api",
+    ).data
+    check(len(invalid) == 1, f"fetch_bulk_transfer_items_api: {len(invalid)} invalid items")
+    check(invalid[0].refusal_code == "49", f"fetch_bulk_transfer_items_api: refusal {invalid[0].refusal_code}")
+    story.expect(invalid[0].confirmed_name == "Bisi Alade", f"fetch_bulk_transfer_items_api: {invalid[0].confirmed_name}")
+    # Nothing has moved yet: the partner authorises exactly what it read, the total and the count.
+    check(invalid[0].outcome == BulkItemOutcome.BULK_ITEM_OUTCOME_UNPAID, f"before authorising: {invalid[0].outcome}")
+    authorised = authorise_the_payroll(story, batch)
+    # Paid in the background; Emeka Nwosu's item settles over NIP within seconds.
+    deadline = time.monotonic() + 60
+    while True:
+        done = success(
+            get_bulk_transfer_api.sync_detailed(client=client, body=by_id), BulkTransferResponse, "get_bulk_transfer_api"
+        ).data
+        if done.status not in ("pending_approval", "executing") or story.against_mock or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    story.expect(done.status == "completed", f"get_bulk_transfer_api: {done.status} 60 s after authorising")
+    counts, totals = done.counts, done.totals
+    story.expect(
+        (counts.succeeded, counts.processing, counts.failed, counts.reversed_) == (2, 0, 0, 0),
+        f"get_bulk_transfer_api: counts {counts.to_dict()}",
+    )
+    story.expect(totals.reserved == authorised.totals.reserved, f"get_bulk_transfer_api: reserved {totals.reserved}")
+    story.expect(totals.reserved == totals.total, f"get_bulk_transfer_api: reserved {totals.reserved} of {totals.total}")
+    story.expect(totals.released == "0.00", f"get_bulk_transfer_api: released {totals.released}")
+    story.expect(done.completed_at is not None, "get_bulk_transfer_api: completed without completed_at")
+    # Every item, two a page: the two valid ones paid, each with its transfer's reference
+    # number; the one left out never paid.
+    items = all_items(story, sent.bulk_transfer_id)
+    story.expect(len(items) == 3, f"fetch_bulk_transfer_items_api: {len(items)} items over its pages")
+    for item in items:
+        money(item.amount, f"item {item.index}")
+        if item.validation == BulkItemValidation.BULK_ITEM_VALIDATION_VALID:
+            story.expect(
+                item.outcome == BulkItemOutcome.BULK_ITEM_OUTCOME_SUCCESS, f"item {item.index} ({item.account_number}): {item.outcome}"
+            )
+            story.expect(bool(item.reference_number), f"item {item.index} ({item.account_number}): no reference_number")
+            story.expect(item.failure_code is None, f"item {item.index}: failure_code {item.failure_code}")
+        else:
+            story.expect(
+                item.outcome == BulkItemOutcome.BULK_ITEM_OUTCOME_UNPAID, f"item {item.index} ({item.account_number}): {item.outcome}"
+            )
+            story.expect(item.reference_number is None, f"item {item.index}: reference_number {item.reference_number}")
+    story.expect(
+        sorted(item.account_number for item in items if item.outcome == BulkItemOutcome.BULK_ITEM_OUTCOME_SUCCESS)
+        == sorted([EMEKA, CHINEDU]),
+        f"paid: {[(item.account_number, item.outcome.value) for item in items]}",
+    )
+
+
+def authorise_the_payroll(story: Story, batch: BulkTransfer) -> BulkTransfer:
+    """authorize_bulk_transfer_api with the batch's own figures and a fresh key, then the same call
+    with the same key (a dropped answer): the same answer again, and nothing reserved twice."""
+    client = story.integration_client()
+    body = AuthorizeBulkTransferApiRequest(
+        bulk_transfer_id=batch.bulk_transfer_id, total=batch.totals.total, item_count=batch.counts.valid
+    )
+    key = str(uuid.uuid4())
+    first = authorize_bulk_transfer_api.sync_detailed(client=client, body=body, idempotency_key=key)
+    authorised = success(first, BulkTransferResponse, "authorize_bulk_transfer_api").data
+    again = authorize_bulk_transfer_api.sync_detailed(client=client, body=body, idempotency_key=key)
+    replayed = success(again, BulkTransferResponse, "authorize_bulk_transfer_api (the same key)").data
+    check(replayed.to_dict() == authorised.to_dict(), f"authorize_bulk_transfer_api: the retry answered {replayed.to_dict()}")
+    story.expect(
+        again.headers.get("idempotent-replayed") == "true",
+        f"authorize_bulk_transfer_api: Idempotent-Replayed {again.headers.get('idempotent-replayed')}",
+    )
+    check(authorised.bulk_transfer_id == batch.bulk_transfer_id, f"authorize_bulk_transfer_api: {authorised.bulk_transfer_id}")
+    # No approval policy in the demo: its items are being paid (one would hold it, pending_approval).
+    story.expect(authorised.status == "executing", f"authorize_bulk_transfer_api: {authorised.status}")
+    money(authorised.totals.reserved, "authorize_bulk_transfer_api: reserved")
+    check(
+        authorised.totals.reserved == authorised.totals.total,
+        f"authorize_bulk_transfer_api: reserved {authorised.totals.reserved} of {authorised.totals.total}",
+    )
+    story.expect(authorised.totals.total == batch.totals.total, f"authorize_bulk_transfer_api: total {authorised.totals.total}")
+    check(authorised.totals.released == "0.00", f"authorize_bulk_transfer_api: released {authorised.totals.released}")
+    story.expect(authorised.authorised_by == "integration", f"authorize_bulk_transfer_api: authorised_by {authorised.authorised_by}")
+    return authorised
+
+
+def all_items(story: Story, bulk_transfer_id: uuid.UUID) -> list[BulkTransferItem]:
+    """Every item of a batch, a page of two at a time (numbered paging), however many pages."""
+    items: list[BulkTransferItem] = []
+    for page in range(1, 11):
+        reply = success(
+            fetch_bulk_transfer_items_api.sync_detailed(
+                client=story.integration_client(),
+                body=FetchBulkTransferItemsRequest(bulk_transfer_id=bulk_transfer_id, page=page, page_size=2),
+            ),
+            FetchBulkTransferItemsResponse,
+            f"fetch_bulk_transfer_items_api (page {page})",
+        )
+        story.expect(reply.pagination.page_size == 2, f"fetch_bulk_transfer_items_api: page_size {reply.pagination.page_size}")
+        story.expect(reply.pagination.page == page, f"fetch_bulk_transfer_items_api: page {reply.pagination.page}")
+        items.extend(reply.data)
+        if not reply.pagination.has_more or story.against_mock:
+            return items
+    raise StoryFailure("fetch_bulk_transfer_items_api: more than 10 pages of two items")
+
+
 def receive_a_signed_webhook(story: Story) -> None:
     # The endpoint: an HTTP server on this machine (the sandbox delivers to http:// and loopback).
     server = http.server.HTTPServer(("127.0.0.1", 0), _Receiver)
@@ -979,6 +1215,17 @@ STEPS: list[tuple[str, Callable[[Story], None]]] = [
     ("fetch_customer_accounts, get_account: balances moved by exactly the amounts, fees and VAT", balances_add_up),
     ("fetch_transactions_api: every movement of the current account, exactly", transactions_tell_the_story),
     ("webhook_configuration, test_webhook: a signed delivery verified by standardwebhooks", receive_a_signed_webhook),
+    (
+        "create_beneficiary_api (twice: one beneficiary), fetch_beneficiaries_api, pay_beneficiary_api (twice with one key), "
+        "delete_beneficiary_api",
+        pay_a_saved_beneficiary,
+    ),
+    (
+        "create_bulk_transfer_api (three payments, twice with one key), get_bulk_transfer_api until validated, "
+        "fetch_bulk_transfer_items_api (the invalid one: 49), authorize_bulk_transfer_api (twice with one key), "
+        "get_bulk_transfer_api until completed, fetch_bulk_transfer_items_api page by page (two paid, one unpaid)",
+        send_a_small_payroll,
+    ),
 ]
 
 

@@ -882,6 +882,205 @@ async function keepUnknownValues(_story: Story): Promise<void> {
   check(!isFinal(transaction.status), "an unknown status is not final");
 }
 
+/** Emeka Nwosu saved (saving him again is the same beneficiary), found, paid by his id with a key
+ * (the retry is the same transfer), then forgotten. */
+async function payASavedBeneficiary(story: Story): Promise<void> {
+  const client = story.integrationClient();
+  const body = { account_number: EMEKA, bank_code: OTHER_BANK, account_name: "Emeka Nwosu", nickname: "Driver" };
+  const save = () => client.POST("/api/v1/transaction/transfer/api/create_beneficiary", { body });
+  const saved = ok("create_beneficiary_api", await save()).data;
+  const again = ok("create_beneficiary_api (again)", await save()).data;
+  story.expect(again.beneficiary_id === saved.beneficiary_id, `saved twice: ${saved.beneficiary_id}, ${again.beneficiary_id}`);
+  story.expect(saved.account_name === "Emeka Nwosu", `create_beneficiary_api: ${saved.account_name}`);
+  const found = ok(
+    "fetch_beneficiaries_api",
+    await client.POST("/api/v1/transaction/transfer/api/fetch_beneficiaries", { body: { search: "driver" } }),
+  ).data;
+  story.expect(
+    found.length === 1 && found[0]?.beneficiary_id === saved.beneficiary_id,
+    `fetch_beneficiaries_api: ${JSON.stringify(found)}`,
+  );
+  const key = randomUUID();
+  const reference = `PAY-${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const pay = () =>
+    client.POST("/api/v1/transaction/transfer/api/pay_beneficiary", {
+      body: {
+        beneficiary_id: saved.beneficiary_id,
+        source_account_number: story.payroll().account_number,
+        amount: "1500.00",
+        narration: "Driver - December",
+        reference,
+      },
+      params: { header: { "Idempotency-Key": key } },
+    });
+  const first = ok("pay_beneficiary_api", await pay()).data;
+  const retry = ok("pay_beneficiary_api (the same key)", await pay()).data;
+  story.expect(retry.reference_number === first.reference_number, `retried: ${first.reference_number}, ${retry.reference_number}`);
+  story.expect(first.beneficiary_account_number === EMEKA, `pay_beneficiary_api: ${first.beneficiary_account_number}`);
+  story.expect(kobo(first.amount) === kobo("1500.00"), `pay_beneficiary_api: amount ${first.amount}`);
+  kobo(first.fee);
+  const gone = ok(
+    "delete_beneficiary_api",
+    await client.POST("/api/v1/transaction/transfer/api/delete_beneficiary", { body: { beneficiary_id: saved.beneficiary_id } }),
+  ).data;
+  story.expect(gone.beneficiary_id === saved.beneficiary_id, `delete_beneficiary_api: ${gone.beneficiary_id}`);
+}
+
+/** A bulk transfer of three payments, one to a holder named otherwise (left out), sent with a key
+ * (the retry is the same batch), judged in the background, then its items read by verdict: nothing
+ * moves until a batch is authorised. */
+async function sendASmallPayroll(story: Story): Promise<void> {
+  const client = story.integrationClient();
+  const key = randomUUID();
+  const reference = `PAYROLL-${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const send = () =>
+    client.POST("/api/v1/transaction/transfer/api/create_bulk_transfer", {
+      body: {
+        source_account_number: story.payroll().account_number,
+        on_invalid: "skip_invalid",
+        reference,
+        narration: "December payments",
+        items: [
+          { account_number: EMEKA, bank_code: OTHER_BANK, account_name: "Emeka Nwosu", amount: "1500" },
+          { account_number: CHINEDU, bank_code: KOBO_BANK, account_name: "Adaeze Foods Ltd - Chinedu Obi", amount: "2500.50" },
+          { account_number: BISI, bank_code: OTHER_BANK, account_name: "Ngozi Eze", amount: "1000" },
+        ],
+      },
+      params: { header: { "Idempotency-Key": key } },
+    });
+  const sent = ok("create_bulk_transfer_api", await send()).data;
+  const again = ok("create_bulk_transfer_api (the same key)", await send()).data;
+  story.expect(again.bulk_transfer_id === sent.bulk_transfer_id, `sent twice: ${sent.bulk_transfer_id}, ${again.bulk_transfer_id}`);
+  story.expect(sent.status === "validating", `create_bulk_transfer_api: ${sent.status}`);
+  const deadline = performance.now() + 30_000;
+  let batch = sent;
+  for (;;) {
+    batch = ok(
+      "get_bulk_transfer_api",
+      await client.POST("/api/v1/transaction/transfer/api/get_bulk_transfer", {
+        body: { bulk_transfer_id: sent.bulk_transfer_id },
+      }),
+    ).data;
+    if (batch.status !== "validating" || story.settings.againstMock || performance.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  story.expect(batch.status === "validated", `get_bulk_transfer_api: ${batch.status} after 30 s`);
+  const { items, valid, invalid } = batch.counts;
+  story.expect(items === 3 && valid === 2 && invalid === 1, `get_bulk_transfer_api: ${JSON.stringify(batch.counts)}`);
+  story.expect(kobo(batch.totals.amount) === kobo("4000.50"), `get_bulk_transfer_api: ${batch.totals.amount}`);
+  kobo(batch.totals.total);
+  const refused = ok(
+    "fetch_bulk_transfer_items_api",
+    await client.POST("/api/v1/transaction/transfer/api/fetch_bulk_transfer_items", {
+      body: { bulk_transfer_id: sent.bulk_transfer_id, validation: "invalid" },
+    }),
+  ).data;
+  check(refused.length === 1, `fetch_bulk_transfer_items_api: ${refused.length} invalid items`);
+  check(refused[0]?.refusal_code === "49", `fetch_bulk_transfer_items_api: refusal ${refused[0]?.refusal_code}`);
+  story.expect(refused[0]?.confirmed_name === "Bisi Alade", `fetch_bulk_transfer_items_api: ${refused[0]?.confirmed_name}`);
+  // Nothing has moved yet: the partner authorises exactly what it read, the total and the count.
+  check(refused[0]?.outcome === "unpaid", `before authorising: ${refused[0]?.outcome}`);
+  const authorised = await authoriseThePayroll(story, batch);
+  // Paid in the background; Emeka Nwosu's item settles over NIP within seconds.
+  const paidBy = performance.now() + 60_000;
+  let done = authorised;
+  for (;;) {
+    done = ok(
+      "get_bulk_transfer_api",
+      await client.POST("/api/v1/transaction/transfer/api/get_bulk_transfer", {
+        body: { bulk_transfer_id: sent.bulk_transfer_id },
+      }),
+    ).data;
+    const paying = done.status === "pending_approval" || done.status === "executing";
+    if (!paying || story.settings.againstMock || performance.now() > paidBy) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  story.expect(done.status === "completed", `get_bulk_transfer_api: ${done.status} 60 s after authorising`);
+  const { succeeded, processing, failed, reversed } = done.counts;
+  story.expect(
+    succeeded === 2 && processing === 0 && failed === 0 && reversed === 0,
+    `get_bulk_transfer_api: counts ${JSON.stringify(done.counts)}`,
+  );
+  story.expect(done.totals.reserved === authorised.totals.reserved, `get_bulk_transfer_api: reserved ${done.totals.reserved}`);
+  story.expect(
+    done.totals.reserved === done.totals.total,
+    `get_bulk_transfer_api: reserved ${done.totals.reserved} of ${done.totals.total}`,
+  );
+  story.expect(done.totals.released === "0.00", `get_bulk_transfer_api: released ${done.totals.released}`);
+  story.expect(done.completed_at !== null, "get_bulk_transfer_api: completed without completed_at");
+  // Every item, two a page: the two valid ones paid, each with its transfer's reference number;
+  // the one left out never paid.
+  const all = await allItems(story, sent.bulk_transfer_id);
+  story.expect(all.length === 3, `fetch_bulk_transfer_items_api: ${all.length} items over its pages`);
+  for (const item of all) {
+    kobo(item.amount);
+    const which = `item ${item.index} (${item.account_number})`;
+    if (item.validation === "valid") {
+      story.expect(item.outcome === "success", `${which}: ${item.outcome}`);
+      story.expect(Boolean(item.reference_number), `${which}: no reference_number`);
+      story.expect(item.failure_code === null, `${which}: failure_code ${item.failure_code}`);
+    } else {
+      story.expect(item.outcome === "unpaid", `${which}: ${item.outcome}`);
+      story.expect(item.reference_number === null, `${which}: reference_number ${item.reference_number}`);
+    }
+  }
+  const paid = all.filter((item) => item.outcome === "success").map((item) => item.account_number);
+  story.expect(
+    JSON.stringify(paid.sort()) === JSON.stringify([EMEKA, CHINEDU].sort()),
+    `paid: ${JSON.stringify(all.map((item) => [item.account_number, item.outcome]))}`,
+  );
+}
+
+/** authorize_bulk_transfer_api with the batch's own figures and a fresh key, then the same call
+ * with the same key (a dropped answer): the same answer again, and nothing reserved twice. */
+async function authoriseThePayroll(story: Story, batch: Schemas["BulkTransfer"]): Promise<Schemas["BulkTransfer"]> {
+  const client = story.integrationClient();
+  const key = randomUUID();
+  const authorise = () =>
+    client.POST("/api/v1/transaction/transfer/api/authorize_bulk_transfer", {
+      body: { bulk_transfer_id: batch.bulk_transfer_id, total: batch.totals.total, item_count: batch.counts.valid },
+      params: { header: { "Idempotency-Key": key } },
+    });
+  const authorised = ok("authorize_bulk_transfer_api", await authorise()).data;
+  const again = await authorise();
+  const replayed = ok("authorize_bulk_transfer_api (the same key)", again).data;
+  check(
+    JSON.stringify(replayed) === JSON.stringify(authorised),
+    `authorize_bulk_transfer_api: the retry answered ${JSON.stringify(replayed)}`,
+  );
+  story.expect(
+    again.response.headers.get("idempotent-replayed") === "true",
+    `authorize_bulk_transfer_api: Idempotent-Replayed ${again.response.headers.get("idempotent-replayed")}`,
+  );
+  check(authorised.bulk_transfer_id === batch.bulk_transfer_id, `authorize_bulk_transfer_api: ${authorised.bulk_transfer_id}`);
+  // No approval policy in the demo: its items are being paid (one would hold it, pending_approval).
+  story.expect(authorised.status === "executing", `authorize_bulk_transfer_api: ${authorised.status}`);
+  const { total, reserved, released } = authorised.totals;
+  check(kobo(reserved) === kobo(total), `authorize_bulk_transfer_api: reserved ${reserved} of ${total}`);
+  story.expect(total === batch.totals.total, `authorize_bulk_transfer_api: total ${total}`);
+  check(released === "0.00", `authorize_bulk_transfer_api: released ${released}`);
+  story.expect(authorised.authorised_by === "integration", `authorize_bulk_transfer_api: authorised_by ${authorised.authorised_by}`);
+  return authorised;
+}
+
+/** Every item of a batch, a page of two at a time (numbered paging), however many pages. */
+async function allItems(story: Story, bulkTransferId: string): Promise<Schemas["BulkTransferItem"][]> {
+  const items: Schemas["BulkTransferItem"][] = [];
+  for (let page = 1; page <= 10; page += 1) {
+    const reply = ok(
+      `fetch_bulk_transfer_items_api (page ${page})`,
+      await story.integrationClient().POST("/api/v1/transaction/transfer/api/fetch_bulk_transfer_items", {
+        body: { bulk_transfer_id: bulkTransferId, page, page_size: 2 },
+      }),
+    );
+    story.expect(reply.pagination.page_size === 2, `fetch_bulk_transfer_items_api: page_size ${reply.pagination.page_size}`);
+    story.expect(reply.pagination.page === page, `fetch_bulk_transfer_items_api: page ${reply.pagination.page}`);
+    items.push(...reply.data);
+    if (!reply.pagination.has_more || story.settings.againstMock) return items;
+  }
+  throw new StoryFailure("fetch_bulk_transfer_items_api: more than 10 pages of two items");
+}
+
 const STEPS: ReadonlyArray<readonly [string, (story: Story) => Promise<void>]> = [
   ["a recorded page with values of open enums this spec does not know", keepUnknownValues],
   ["login, get_profile (Dashboard token)", logInAndReadProfile],
@@ -911,6 +1110,17 @@ const STEPS: ReadonlyArray<readonly [string, (story: Story) => Promise<void>]> =
   [
     "webhook_configuration, test_webhook: a signed delivery verified with node's crypto, a tampered one refused",
     receiveASignedWebhook,
+  ],
+  [
+    "create_beneficiary_api (twice: one beneficiary), fetch_beneficiaries_api, pay_beneficiary_api (twice with one key), " +
+      "delete_beneficiary_api",
+    payASavedBeneficiary,
+  ],
+  [
+    "create_bulk_transfer_api (three payments, twice with one key), get_bulk_transfer_api until validated, " +
+      "fetch_bulk_transfer_items_api (the invalid one: 49), authorize_bulk_transfer_api (twice with one key), " +
+      "get_bulk_transfer_api until completed, fetch_bulk_transfer_items_api page by page (two paid, one unpaid)",
+    sendASmallPayroll,
   ],
 ];
 

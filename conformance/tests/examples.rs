@@ -234,6 +234,16 @@ const REDACTED: &[(&str, &str)] = &[
     (".**.size_bytes", "[bytes]"),
     (".**.export_id", "[id]"),
     (".**.completed_at", "[timestamp]"),
+    (".**.beneficiary_id", "[id]"),
+    (".**.enquired_at", "[timestamp]"),
+    (".**.created_by", "[id]"),
+    (".**.bulk_transfer_id", "[id]"),
+    (".**.transfer_id", "[id]"),
+    (".**.validated_at", "[timestamp]"),
+    (".**.cancelled_at", "[timestamp]"),
+    (".**.authorised_at", "[timestamp]"),
+    (".**.authorised_by", "[id]"),
+    (".**.reviewed_at", "[timestamp]"),
 ];
 
 /// `text` with every transfer reference (`TRF-20261102-7F3K9Q`, made at random) shown as
@@ -538,7 +548,9 @@ async fn story(kind: StoreKind) -> Record {
     transfers(&mut story, &owner, &api, &tunde_id).await;
     let api = webhooks(&mut story, &owner, &new_secret).await;
     dashboard_twins(&mut story, &owner, &api).await;
-    three_days_later(&mut story).await;
+    let owner = three_days_later(&mut story).await;
+    let api = beneficiaries(&mut story, &owner, &new_secret).await;
+    bulk_transfers(&mut story, &owner, &api).await;
     story.record
 }
 
@@ -1521,7 +1533,7 @@ impl Resolver for Unresolvable {
 /// Three days later, as the examples' delivery log has it: the dispatcher (which nothing ran
 /// before) tries every pending event at each retry of its budget, at an endpoint that never
 /// resolves, until it is `failed`; the owner, logged in again, reads the failures.
-async fn three_days_later(story: &mut Story) {
+async fn three_days_later(story: &mut Story) -> String {
     let kit = &story.server.kit;
     let policy = kit.api.config().webhooks.clone();
     let dispatcher = WebhookDispatcher::with_resolver(
@@ -1561,6 +1573,401 @@ async fn three_days_later(story: &mut Story) {
         assert_eq!(event["attempts"], policy.max_attempts(), "{event:#}");
         assert_eq!(event["remaining_attempts"], 0, "{event:#}");
     }
+    owner
+}
+
+/// Saved beneficiaries, the same day, last (their payments would change what the chapters
+/// before read): the owner saves Lagos Fresh Produce and the integration Emeka Nwosu (each
+/// example from both families: saving again keeps the one saved), both are found by a search,
+/// each family pays one, a name that is not the holder's is refused, and both are deleted.
+async fn beneficiaries(story: &mut Story, owner: &str, client_secret: &str) -> String {
+    let grant = story
+        .send(
+            Operation::GenerateToken,
+            "for_beneficiaries",
+            None,
+            &json!({"client_id": story.server.kit.business.client_id, "client_secret": client_secret}),
+        )
+        .await;
+    let api = grant.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (owner, api) = (Some(owner), Some(api.as_str()));
+    let mut saved = Vec::new();
+    for (create, token) in [
+        (Operation::CreateBeneficiary, owner),
+        (Operation::CreateBeneficiaryApi, api),
+    ] {
+        for example in ["supplier", "driver"] {
+            let beneficiary = story.replay(create, example, token).await;
+            saved.push(beneficiary.expect("00")["beneficiary_id"].clone());
+        }
+    }
+    // Each account once, whichever family saved it again.
+    assert_eq!(saved[0], saved[2]);
+    assert_eq!(saved[1], saved[3]);
+    assert_ne!(saved[0], saved[1]);
+    story
+        .send(
+            Operation::CreateBeneficiary,
+            "not_the_holder",
+            owner,
+            &json!({"account_number": "0123456788", "bank_code": "000013",
+                    "account_name": "Chinedu Eze"}),
+        )
+        .await
+        .expect("49");
+    for (fetch, token) in [
+        (Operation::FetchBeneficiaries, owner),
+        (Operation::FetchBeneficiariesApi, api),
+    ] {
+        let found = story.replay(fetch, "search", token).await;
+        let found = found.expect("00").as_array().unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0]["account_name"], "Lagos Fresh Produce Ltd");
+    }
+    let (supplier, driver) = (saved[0].as_str().unwrap(), saved[1].as_str().unwrap());
+    story
+        .substitutions
+        .add("2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81", supplier);
+    story
+        .substitutions
+        .add("6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f", driver);
+    otp_for(story, owner, "482913").await;
+    let paid = story
+        .replay(Operation::PayBeneficiary, "supplier", owner)
+        .await;
+    let paid = paid.expect("00");
+    assert_eq!(paid["transfer_status"], "success", "{paid}");
+    assert_eq!(paid["beneficiary_account_name"], "Lagos Fresh Produce Ltd");
+    let payout = story
+        .replay_with_key(
+            Operation::PayBeneficiaryApi,
+            "payout",
+            api,
+            "conformance-saved-payout",
+        )
+        .await;
+    let payout = payout.expect("00");
+    assert_eq!(payout["transfer_status"], "processing", "{payout}");
+    assert_eq!(payout["reference"], "PAYOUT-2026-12-0007");
+    story
+        .replay(Operation::DeleteBeneficiaryApi, "by_id", api)
+        .await
+        .expect("00");
+    // An id never saved (the deleted one's would put a random id in the snapshot's message).
+    story.substitutions.set(
+        "6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f",
+        "00000000-0000-4000-8000-000000000047",
+    );
+    story
+        .replay(Operation::DeleteBeneficiary, "by_id.unknown", owner)
+        .await
+        .expect("47");
+    story
+        .substitutions
+        .set("6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f", supplier);
+    story
+        .replay(Operation::DeleteBeneficiary, "by_id", owner)
+        .await
+        .expect("00");
+    story.server.kit.assert_ledger_balances().await;
+    api.unwrap().to_owned()
+}
+
+/// The bulk transfers chapter: a month's payments sent from both families (one item to a
+/// saved beneficiary, one whose holder is named otherwise), judged by the validation worker,
+/// read back, and cancelled; nothing moves.
+async fn bulk_transfers(story: &mut Story, owner: &str, api: &str) {
+    let (owner, api) = (Some(owner), Some(api));
+    let driver = story
+        .send(
+            Operation::CreateBeneficiary,
+            "driver_for_payroll",
+            owner,
+            &json!({"account_number": "0123456788", "bank_code": "000013",
+                    "account_name": "Emeka Nwosu"}),
+        )
+        .await;
+    let driver = driver.expect("00")["beneficiary_id"].clone();
+    story.substitutions.set(
+        "6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f",
+        driver.as_str().unwrap(),
+    );
+    let first = story
+        .replay(Operation::CreateBulkTransfer, "payroll", owner)
+        .await;
+    let first = first.expect("00").clone();
+    assert_eq!(first["status"], "validating", "{first}");
+    // The integration's batch has a reference of its own: a batch's is unique for ever.
+    story
+        .substitutions
+        .set("PAYROLL-2026-12", "PAYROLL-2026-12-API");
+    let second = story
+        .replay_with_key(
+            Operation::CreateBulkTransferApi,
+            "payroll",
+            api,
+            "conformance-payroll",
+        )
+        .await;
+    let second = second.expect("00").clone();
+    story
+        .substitutions
+        .set("PAYROLL-2026-12", "PAYROLL-2026-12");
+    let bank = story.server.kit.api.bank();
+    while kobo::money::bulk::validate::work(bank, "conformance")
+        .await
+        .unwrap()
+    {}
+    let first_id = first["bulk_transfer_id"].as_str().unwrap().to_owned();
+    story
+        .substitutions
+        .add("5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293", &first_id);
+    for (get, token) in [
+        (Operation::GetBulkTransfer, owner),
+        (Operation::GetBulkTransferApi, api),
+    ] {
+        let batch = story.replay(get, "by_id", token).await;
+        let batch = batch.expect("00");
+        assert_eq!(batch["status"], "validated", "{batch}");
+        assert_eq!(batch["counts"]["invalid"], 1, "{batch}");
+    }
+    for (fetch, token) in [
+        (Operation::FetchBulkTransferItems, owner),
+        (Operation::FetchBulkTransferItemsApi, api),
+    ] {
+        let items = story.replay(fetch, "invalid", token).await;
+        let items = items.expect("00").as_array().unwrap();
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert_eq!(items[0]["refusal_code"], "49");
+    }
+    for (fetch, token) in [
+        (Operation::FetchBulkTransfers, owner),
+        (Operation::FetchBulkTransfersApi, api),
+    ] {
+        let batches = story.replay(fetch, "validated", token).await;
+        assert_eq!(batches.expect("00").as_array().unwrap().len(), 2);
+    }
+    paying_bulk_transfers(story, owner, api, &second).await;
+    story.substitutions.set(
+        "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+        "00000000-0000-4000-8000-000000000047",
+    );
+    story
+        .replay(Operation::GetBulkTransferApi, "by_id.unknown", api)
+        .await
+        .expect("47");
+    story.server.kit.assert_ledger_balances().await;
+}
+
+/// Bulk transfers authorised and paid: the owner's batch with a bound OTP, the integration's
+/// with its key; both paid by the executor and settled at NIP. Then, the approval policy on,
+/// a batch held and approved by the checker, another rejected; two more cancelled.
+async fn paying_bulk_transfers(
+    story: &mut Story,
+    owner: Option<&str>,
+    api: Option<&str>,
+    second: &Value,
+) {
+    let clock = story.server.kit.clock.clone();
+    clock.advance(chrono::Duration::minutes(16));
+    story
+        .send(
+            Operation::SimulateInboundTransfer,
+            "funds_for_payroll",
+            api,
+            &json!({"account_number": "1000000021", "amount": "5000000.00"}),
+        )
+        .await
+        .expect("00");
+    let otp = story
+        .replay(Operation::GenerateBulkTransferOtp, "by_id", owner)
+        .await;
+    let code = otp.expect("00")["otp"].as_str().unwrap().to_owned();
+    story.substitutions.set("731264", &code);
+    let authorised = story
+        .replay(Operation::AuthorizeBulkTransfer, "authorise", owner)
+        .await;
+    assert_eq!(authorised.expect("00")["status"], "executing");
+    let first_id = story
+        .substitutions
+        .apply(&json!("5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293"));
+    let second_id = second["bulk_transfer_id"].as_str().unwrap();
+    story
+        .substitutions
+        .set("5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293", second_id);
+    let authorised = story
+        .replay_with_key(
+            Operation::AuthorizeBulkTransferApi,
+            "authorise",
+            api,
+            "conformance-authorise",
+        )
+        .await;
+    assert_eq!(authorised.expect("00")["status"], "executing");
+    settle_bulk_transfers(story).await;
+    for (label, id) in [
+        ("paid_by_the_owner", first_id.as_str().unwrap()),
+        ("paid_by_the_integration", second_id),
+    ] {
+        let done = story
+            .send(
+                Operation::GetBulkTransferApi,
+                label,
+                api,
+                &json!({"bulk_transfer_id": id}),
+            )
+            .await;
+        let done = done.expect("00");
+        assert_eq!(done["status"], "completed", "{done}");
+    }
+
+    // The approval policy on: a batch is held whole for Tunde, a Checker.
+    story
+        .send(
+            Operation::UpdateApprovalPolicy,
+            "every_payroll",
+            owner,
+            &json!({"is_active": true, "min_amount": "100.00"}),
+        )
+        .await
+        .expect("00");
+    let tunde = story
+        .send(
+            Operation::Login,
+            "checker_for_payroll",
+            None,
+            &json!({"email": "tunde.bakare@adaezefoods.ng",
+                    "password": kobo::testkit::MEMBER_PASSWORD}),
+        )
+        .await;
+    let tunde = tunde.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tunde = Some(tunde.as_str());
+    for (label, example, operation) in [
+        ("approved", "approve", Operation::ApproveBulkTransfer),
+        ("rejected", "reject", Operation::RejectBulkTransfer),
+    ] {
+        let held = validated_batch(story, owner, label).await;
+        let code = story
+            .send(
+                Operation::GenerateBulkTransferOtp,
+                &format!("{label}_by_its_maker"),
+                owner,
+                &json!({"bulk_transfer_id": held["bulk_transfer_id"]}),
+            )
+            .await;
+        let code = code.expect("00")["otp"].as_str().unwrap().to_owned();
+        let body = json!({"bulk_transfer_id": held["bulk_transfer_id"],
+                          "total": held["totals"]["total"], "item_count": held["counts"]["valid"],
+                          "otp": code});
+        let authorised = story
+            .send(Operation::AuthorizeBulkTransfer, label, owner, &body)
+            .await;
+        assert_eq!(authorised.expect("00")["status"], "pending_approval");
+        let id = held["bulk_transfer_id"].as_str().unwrap();
+        story
+            .substitutions
+            .set("5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293", id);
+        let code = story
+            .send(
+                Operation::GenerateBulkTransferOtp,
+                &format!("{label}_by_the_checker"),
+                tunde,
+                &json!({"bulk_transfer_id": id}),
+            )
+            .await;
+        let code = code.expect("00")["otp"].as_str().unwrap().to_owned();
+        story.substitutions.set("604218", &code);
+        story.replay(operation, example, tunde).await.expect("00");
+    }
+    settle_bulk_transfers(story).await;
+
+    // Two batches not authorised are cancelled, one through each family.
+    let cancelled = validated_batch(story, owner, "cancelled").await;
+    story.substitutions.set(
+        "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+        cancelled["bulk_transfer_id"].as_str().unwrap(),
+    );
+    story
+        .replay(Operation::CancelBulkTransfer, "by_id", owner)
+        .await
+        .expect("00");
+    story
+        .replay(Operation::CancelBulkTransfer, "by_id.cancelled", owner)
+        .await
+        .expect("48");
+    let cancelled = validated_batch(story, owner, "cancelled_by_the_integration").await;
+    story.substitutions.set(
+        "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+        cancelled["bulk_transfer_id"].as_str().unwrap(),
+    );
+    story
+        .replay(Operation::CancelBulkTransferApi, "by_id", api)
+        .await
+        .expect("00");
+}
+
+/// A one-item batch to Lagos Fresh Produce from the payroll account, validated.
+async fn validated_batch(story: &mut Story, owner: Option<&str>, label: &str) -> Value {
+    let body = json!({"source_account_number": "1000000021", "on_invalid": "refuse_batch",
+                      "reference": format!("PAYROLL-{label}"),
+                      "items": [{"account_number": "3000000018", "bank_code": "090823",
+                                 "account_name": "Lagos Fresh Produce Ltd", "amount": "1000"}]});
+    let body = story.substitutions.apply(&body);
+    let created = story
+        .send(Operation::CreateBulkTransfer, label, owner, &body)
+        .await;
+    let id = created.expect("00")["bulk_transfer_id"].clone();
+    settle_bulk_transfers(story).await;
+    let batch = story
+        .send(
+            Operation::GetBulkTransfer,
+            label,
+            owner,
+            &json!({"bulk_transfer_id": id}),
+        )
+        .await;
+    let batch = batch.expect("00").clone();
+    assert_eq!(batch["status"], "validated", "{batch}");
+    batch
+}
+
+/// Runs the bulk workers and the NIP worker until none has work left.
+async fn settle_bulk_transfers(story: &mut Story) {
+    let kit = &story.server.kit;
+    let bank = kit.api.bank();
+    for _ in 0..100 {
+        let validated = kobo::money::bulk::validate::work(bank, "conformance")
+            .await
+            .unwrap();
+        let executed = kobo::money::bulk::execute::work(bank, "conformance")
+            .await
+            .unwrap();
+        let pass = kobo::money::nip::process_due(
+            &kit.store,
+            &**kit.api.provider(),
+            &kit.clock,
+            kobo::kernel::config::Environment::Sandbox,
+            50,
+        )
+        .await
+        .unwrap();
+        if !validated && !executed && pass.settled + pass.reversed == 0 {
+            kit.clock.advance(chrono::Duration::seconds(3));
+            if !kobo::money::bulk::execute::work(bank, "conformance")
+                .await
+                .unwrap()
+            {
+                return;
+            }
+        }
+    }
+    panic!("the bulk workers were still busy after 100 rounds");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -449,6 +449,8 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await assertText(owner.getByTestId("review-amount"), "₦2,500.50");
     await owner.getByRole("button", { name: "Confirm", exact: true }).click();
     await typeOtp(owner);
+    // Kept for the next payment: saved as the money is sent.
+    await owner.getByLabel("Save Emeka Nwosu to your beneficiaries").check();
     await owner.getByRole("button", { name: /^Send ₦/ }).click();
     // Above the policy's ₦1,000: it waits, and its receipt says so.
     const reference = await receiptReaches(owner, "pending_approval");
@@ -484,6 +486,29 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     const failed = owner.getByTestId("waiting").getByRole("link", { name: "₦1,200.00 to Bisi Alade" });
     await failed.waitFor();
     assert.match((await failed.getAttribute("href")) ?? "", /\/dashboard\/transfers\/TRF-/);
+  });
+
+  await t.test("a beneficiary saved with a payment fills the next one in one pick, and can be forgotten", async () => {
+    await owner.goto(`${demo.dashboard}pay`);
+    await owner.getByLabel("Find a saved beneficiary").fill("emeka");
+    const saved = owner.getByLabel("Saved beneficiary", { exact: true });
+    const emeka = saved.locator("option", { hasText: "0123456788" });
+    await emeka.waitFor({ state: "attached" });
+    await saved.selectOption((await emeka.getAttribute("value")) ?? "");
+    assert.equal(await owner.getByLabel("Beneficiary account number").inputValue(), "0123456788");
+    assert.equal(await owner.getByLabel("Bank").inputValue(), "000013");
+    await shot(owner, "13-pay-saved-beneficiary");
+    await owner.getByLabel("Amount (NGN)").fill("300");
+    await owner.getByRole("button", { name: "Check the beneficiary" }).click();
+    await assertText(owner.getByTestId("confirmed-name"), "Emeka Nwosu");
+    await owner.getByRole("button", { name: "Confirm", exact: true }).click();
+    await assertText(owner.getByTestId("already-saved"), "Emeka Nwosu is one of your saved beneficiaries.");
+    await owner.getByRole("button", { name: "Change the details" }).click();
+    await owner.getByLabel("Find a saved beneficiary").fill("0123456788");
+    await emeka.waitFor({ state: "attached" });
+    await saved.selectOption((await emeka.getAttribute("value")) ?? "");
+    await owner.getByRole("button", { name: "Forget Emeka Nwosu" }).click();
+    await eventually(async () => assert.equal(await emeka.count(), 0));
   });
 
   await t.test("defect 7: the totals count a new account at once", async () => {
@@ -743,6 +768,207 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     assert.equal(pdf.bytes.subarray(0, 5).toString("latin1"), "%PDF-");
     await fitsTheScreen(phoneOwner, "the statement, its file saved");
     await shot(phoneOwner, "33-statement");
+  });
+
+  await t.test("a finance team uploads a 50-row CSV: a line to fix, then each row checked by Kobo, the totals, a cancel", async () => {
+    await go(owner, "Bulk payments");
+    await owner.getByRole("heading", { level: 1, name: "Bulk payments" }).waitFor();
+    const template = await download(owner, owner.getByRole("button", { name: "Download the template" }));
+    assert.equal(template.name, "kobo-bulk-payments.csv");
+    assert.deepEqual(csvRecords(template.bytes.toString("utf8"))[0], ["account_number", "bank_code", "account_name", "amount", "narration", "reference"]);
+    // 48 payments to the sandbox's three holders at another bank, one name that is not the
+    // holder's, one account that does not exist: 50 rows.
+    const holders = [
+      ["0123456788", "Emeka Nwosu"],
+      ["0690000036", "Bisi Alade"],
+      ["0690000043", "Sani Bello"],
+    ];
+    const rows = Array.from({ length: 48 }, (_, n) => {
+      const [number, name] = holders[n % 3] ?? [];
+      return `${number},000013,"${name}",1000,December salary,BULK-${stamp}-${n}`;
+    });
+    rows.push(`0123456788,000013,Chinedu Eze,1000,,BULK-${stamp}-48`, `0000000001,000013,Nobody,1000,,BULK-${stamp}-49`);
+    const header = "account_number,bank_code,account_name,amount,narration,reference";
+    const upload = async (/** @type {string[]} */ lines) =>
+      owner.locator("input[type=file]").setInputFiles({ name: "december.csv", mimeType: "text/csv", buffer: Buffer.from([header, ...lines].join("\r\n")) });
+    // A line with a broken amount is caught in the browser: nothing is sent.
+    const sent = calls(owner, "/create_bulk_transfer");
+    await upload([...rows.slice(0, 49), `${rows[49]?.replace(",1000,", ",1.000.00,")}`]);
+    await assertText(owner.getByTestId("bulk-problems"), "Line 51: the amount 1.000.00 is not an amount in naira");
+    await owner.getByRole("button", { name: "Check the payments" }).click();
+    await assertText(owner.getByRole("alert").last(), "File: fix the lines below first.");
+    assert.equal(calls(owner, "/create_bulk_transfer"), sent, "nothing was sent");
+    // The fixed file: every row checked by Kobo, the batch's figures, the rows that cannot be paid.
+    await upload(rows);
+    await assertText(owner.getByTestId("bulk-parsed"), "december.csv: 50 rows to check");
+    await owner.getByRole("button", { name: "Check the payments" }).click();
+    await owner.locator('[data-testid=bulk-figures][data-status="validated"]').waitFor({ timeout: kit.TIMEOUT });
+    await assertText(owner.getByTestId("bulk-valid"), "48");
+    await assertText(owner.getByTestId("bulk-invalid"), "2");
+    // 48 × ₦1,000.00, and each a NIP fee of ₦10.00 with ₦0.75 VAT.
+    assert.equal(amountOf((await owner.getByTestId("bulk-total").textContent()) ?? ""), 48_516n * 1_000_000_000n);
+    await owner.getByLabel("Show").selectOption("invalid");
+    await owner.locator("tr[data-row='49']").waitFor();
+    const refusals = await owner.getByTestId("refusal").allTextContents();
+    assert.equal(refusals.length, 2, `${refusals}`);
+    assert.match(refusals[0] ?? "", /held by Emeka Nwosu/);
+    assert.match(refusals[1] ?? "", /No account 0000000001/);
+    await shot(owner, "35-bulk-checked");
+    await owner.getByRole("button", { name: "Cancel this batch" }).click();
+    await owner.locator('[data-testid=bulk-figures][data-status="cancelled"]').waitFor();
+    assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
+    await owner.getByRole("link", { name: "All bulk payments" }).click();
+    await assertText(owner.locator("table.bulk tbody tr").first(), "cancelled");
+    // On a phone: the list, the form and the batch's rows, nothing sideways.
+    const phoneOwner = must(phone.owner);
+    await go(phoneOwner, "Bulk payments");
+    await phoneOwner.locator("table.bulk tbody tr").first().waitFor();
+    await fitsTheScreen(phoneOwner, "the bulk payments");
+    await phoneOwner.locator("table.bulk tbody tr").first().getByRole("link").click();
+    await phoneOwner.locator('[data-testid=bulk-figures][data-status="cancelled"]').waitFor();
+    await phoneOwner.locator("tr[data-row='49']").waitFor();
+    await fitsTheScreen(phoneOwner, "a bulk payment's rows");
+    await shot(phoneOwner, "35-bulk-rows");
+  });
+
+  await t.test("a finance team pays a 50-row CSV from upload to results: short of money, funded, authorised with its code, approved, paid, downloaded, its failures retried", async () => {
+    // Approvals on again (paused since defect 6), from ₦1,000: the batch waits for the manager.
+    await go(owner, "Approvals");
+    await owner.getByRole("button", { name: "Save and turn on" }).click();
+    await assertText(owner.getByTestId("policy"), "₦1,000.00 or more wait");
+    // The accountant pays December's payroll from the Payroll account (opened empty in defect 7):
+    // 44 to Emeka Nwosu (paid), 2 to Bisi Alade (her bank declines them: returned), 2 of
+    // ₦8,383.83 (refused by the sandbox when they are paid: failed), one name that is not the
+    // holder's (written as a formula: the results file must keep it as text), one account that
+    // does not exist.
+    const accountant = await person(1280);
+    await logIn(accountant, team.accountant.email, team.accountant.password);
+    await go(accountant, "Bulk payments");
+    const picker = accountant.getByRole("combobox", { name: "From" });
+    await picker.click();
+    const payroll = accountant.getByRole("option").filter({ hasText: "Payroll" }).first();
+    const payrollAccount = (await payroll.getAttribute("data-account")) ?? "";
+    assert.match(payrollAccount, /^\d{10}$/);
+    await payroll.click();
+    const rows = Array.from({ length: 48 }, (_, n) => {
+      const [number, name] = n === 7 || n === 31 ? ["0690000036", "Bisi Alade"] : ["0123456788", "Emeka Nwosu"];
+      return `${number},000013,${name},${n === 19 || n === 43 ? "8383.83" : "1000"},December salary,PAYROLL-${stamp}-${n}`;
+    });
+    rows.push(`0123456788,000013,"=Chinedu Eze",1000,,PAYROLL-${stamp}-48`, `0000000001,000013,Nobody,1000,,PAYROLL-${stamp}-49`);
+    await accountant.locator("input[type=file]").setInputFiles({
+      name: "payroll.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(["account_number,bank_code,account_name,amount,narration,reference", ...rows].join("\r\n")),
+    });
+    await assertText(accountant.getByTestId("bulk-parsed"), "payroll.csv: 50 rows to check");
+    await accountant.getByRole("button", { name: "Check the payments" }).click();
+    await accountant.locator('[data-testid=bulk-figures][data-status="validated"]').waitFor();
+    await assertText(accountant.getByTestId("bulk-valid"), "48");
+    await assertText(accountant.getByTestId("bulk-invalid"), "2");
+    const batchUrl = accountant.url();
+    // What paying debits, said before any code: 46 × ₦1,000 and 2 × ₦8,383.83; a NIP fee of
+    // ₦10.00 (₦0.75 VAT) each, ₦25.00 (₦1.88 VAT) above ₦5,000.
+    const total = "₦63,315.92";
+    await assertText(accountant.getByTestId("bulk-total"), total);
+    await assertText(accountant.getByTestId("bulk-authorise-total"), total);
+    assert.equal(calls(accountant, "/generate_bulk_transfer_otp"), 0, "no code before the member asks to authorise");
+    await accountant.getByRole("button", { name: `Authorise ${total}` }).click();
+    await assertText(accountant.getByTestId("bulk-authorise-form"), "A one-time code was sent to");
+    await typeOtp(accountant);
+    await shot(accountant, "36-bulk-authorise");
+    const authorise = accountant.getByRole("button", { name: `Authorise and pay ${total}` });
+    await authorise.click();
+    // The Payroll account is empty: said in words, nothing set aside, the batch still checked.
+    await assertText(accountant.locator('[role="alert"][data-code="83"]'), `Nothing was set aside: account ${payrollAccount} cannot cover this batch's ${total}`);
+    // Funded, then authorised again with a new code (a code serves one attempt): the new code
+    // empties the field.
+    await kit.simulateInbound(payrollAccount, "70000");
+    await accountant.getByRole("button", { name: "Send a new code" }).click();
+    await eventually(async () => assert.equal(await accountant.getByLabel("One-time code").inputValue(), ""));
+    assert.equal(calls(accountant, "/generate_bulk_transfer_otp"), 2);
+    await typeOtp(accountant);
+    await authorise.click();
+    await accountant.locator('[data-testid=bulk-figures][data-status="pending_approval"]').waitFor();
+    await assertText(accountant.getByTestId("bulk-reserved"), total);
+    await assertText(accountant.getByTestId("bulk-held"), "You authorised this batch: another member approves it.");
+
+    // The owner sees who authorised it (a Checker's role cannot list the team: BulkTransfer
+    // names its members by id only); the manager finds it among the approvals and approves it
+    // with a code of their own.
+    await go(owner, "Approvals");
+    await assertText(owner.locator("article.held-batch").getByTestId("held-batch-maker"), "Tunde Bakare");
+    const manager = must(laptop.manager);
+    await manager.goto(demo.dashboard);
+    await assertText(manager.getByTestId("approvals-count"), /^[1-9]/);
+    await go(manager, "Approvals");
+    const held = manager.locator("article.held-batch").first();
+    await assertText(held, `${total} to 48 beneficiaries`);
+    await held.getByRole("link", { name: "Review and decide" }).click();
+    await manager.locator('[data-testid=bulk-figures][data-status="pending_approval"]').waitFor();
+    await manager.getByRole("button", { name: "Approve", exact: true }).click();
+    await typeOtp(manager);
+    await manager.getByRole("button", { name: `Approve and pay ${total}` }).click();
+    // Paid row by row, the page following along, until every row has its outcome.
+    await manager.getByTestId("bulk-progress").waitFor();
+    await manager.locator('[data-testid=bulk-progress][data-status="completed"]').waitFor({ timeout: 60_000 });
+    await assertText(manager.getByTestId("bulk-succeeded"), "44");
+    await assertText(manager.getByTestId("bulk-failed"), "2");
+    await assertText(manager.getByTestId("bulk-reversed"), "2");
+    await assertText(manager.getByTestId("bulk-reviewed"), /^you · /);
+    await manager.getByTestId("bulk-completed").waitFor();
+    // What the failed and returned rows did not spend came back: 2 × (₦8,383.83 + ₦26.88).
+    await assertText(manager.getByTestId("bulk-released"), "₦16,821.42");
+    const outcomes = manager.locator("table.bulk-rows tbody tr");
+    await eventually(async () => assert.equal(await outcomes.count(), 50));
+    for (const [outcome, count] of /** @type {const} */ ([["success", 44], ["failed", 2], ["reversed", 2], ["unpaid", 2]])) {
+      await eventually(async () => assert.equal(await manager.locator(`table.bulk-rows tr[data-outcome="${outcome}"]`).count(), count, outcome));
+    }
+    await assertText(manager.locator('tr[data-row="19"] [data-testid="failure"]'), "refused");
+    await assertText(manager.locator('tr[data-row="0"] [data-testid="outcome"]'), /paid\s*TRF-/);
+    assert.equal(await manager.getByRole("alert").count(), 0, "no refusal");
+    await shot(manager, "37-bulk-paid");
+
+    // The owner reads who did what, and downloads the results: a row each, as Kobo has them,
+    // a formula kept as text.
+    await owner.goto(batchUrl);
+    await owner.locator('[data-testid=bulk-figures][data-status="completed"]').waitFor();
+    await assertText(owner.getByTestId("bulk-authorised"), "Tunde Bakare");
+    await assertText(owner.getByTestId("bulk-reviewed"), "Ngozi Eze");
+    const results = await download(owner, owner.getByRole("button", { name: "Download results (CSV)" }));
+    assert.equal(results.name, `bulk-payment-${batchUrl.split("/").pop()}-results.csv`);
+    const [header, ...lines] = csvRecords(results.bytes.toString("utf8"));
+    assert.deepEqual(header, ["index", "account_number", "bank_code", "account_name", "confirmed_name", "amount", "fee", "vat", "reference", "validation", "refusal_code", "outcome", "reference_number", "failure_code", "failure_message"]);
+    assert.equal(lines.length, 50);
+    const column = (/** @type {string} */ name) => header?.indexOf(name) ?? -1;
+    const tally = (/** @type {string} */ outcome) => lines.filter((line) => line[column("outcome")] === outcome).length;
+    assert.deepEqual([tally("success"), tally("failed"), tally("reversed"), tally("unpaid")], [44, 2, 2, 2]);
+    for (const line of lines.filter((l) => l[column("outcome")] === "success")) assert.match(line[column("reference_number")] ?? "", /^TRF-/);
+    assert.ok(lines.filter((l) => l[column("outcome")] === "failed").every((l) => (l[column("failure_code")] ?? "") !== ""), "a failed row says why");
+    assert.equal(lines[48]?.[column("account_name")], "'=Chinedu Eze", "a cell that starts like a formula is text");
+    assert.equal(lines[48]?.[column("validation")], "invalid");
+    assert.equal(lines[5]?.[column("reference")], `PAYROLL-${stamp}-5`);
+
+    // The maker sends the failed and returned rows again, as a new batch of their own, checked
+    // again by Kobo.
+    await accountant.reload();
+    await accountant.locator('[data-testid=bulk-figures][data-status="completed"]').waitFor();
+    await accountant.getByRole("button", { name: "Retry the 4 failed payments as a new batch" }).click();
+    await eventually(async () => assert.notEqual(accountant.url(), batchUrl));
+    await accountant.locator('[data-testid=bulk-figures][data-status="validated"]').waitFor();
+    await assertText(accountant.getByTestId("bulk-valid"), "4");
+    await eventually(async () => assert.equal(await accountant.locator("table.bulk-rows tbody tr").count(), 4));
+    // Each row under a reference of its own, derived from the one it had.
+    await assertText(accountant.locator('tr[data-row="0"]'), `PAYROLL-${stamp}-7-R1`);
+    await assertText(accountant.locator('tr[data-row="3"]'), `PAYROLL-${stamp}-43-R1`);
+    await accountant.context().close();
+
+    // On a phone: the paid batch, its progress and its 50 rows, nothing sideways.
+    const phoneManager = must(phone.manager);
+    await phoneManager.goto(batchUrl);
+    await phoneManager.locator('[data-testid=bulk-progress][data-status="completed"]').waitFor();
+    await phoneManager.locator('tr[data-row="49"][data-outcome="unpaid"]').waitFor();
+    await fitsTheScreen(phoneManager, "a paid bulk payment");
+    await shot(phoneManager, "37-bulk-paid");
   });
 
   await t.test("the owner's older paths: a customer account with a sandbox BVN, the webhook endpoint, every page, logout", async () => {

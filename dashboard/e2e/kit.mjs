@@ -32,7 +32,7 @@ export const CUSTOMER_ACCOUNTS = 1200;
 /** @typedef {import("playwright-core").Browser} Browser */
 
 /** The demo's welcome text, read as .ci/clients reads it. */
-export const demo = { dashboard: "", base: "", email: "", password: "", mainAccount: "" };
+export const demo = { dashboard: "", base: "", email: "", password: "", mainAccount: "", clientId: "", clientSecret: "" };
 const dataDir = mkdtempSync(join(tmpdir(), "kobo-dashboard-e2e-"));
 const storeFlags = database ? ["--database-url", database, "--data-dir", dataDir] : ["--data-dir", dataDir];
 /** @type {import("node:child_process").ChildProcess | undefined} */
@@ -76,6 +76,8 @@ export async function start() {
   demo.email = field(out, "email");
   demo.password = field(out, "password");
   demo.mainAccount = field(out, "main account");
+  demo.clientId = field(out, "client_id");
+  demo.clientSecret = field(out, "client_secret");
   assert.match(demo.dashboard, /^http:\/\/127\.0\.0\.1:\d+\/dashboard\/$/, `the demo prints the Dashboard's address:\n${out}`);
   browser = await chromium.launch({
     executablePath,
@@ -124,6 +126,26 @@ export function lastEmailTo(recipient, subject) {
   const mail = emails().find((m) => m.recipient === recipient && (!subject || (typeof subject === "string" ? m.subject.includes(subject) : subject.test(m.subject))));
   assert.ok(mail, `an email to ${recipient}${subject ? ` about "${subject}"` : ""} is in the outbox`);
   return mail;
+}
+
+/**
+ * Money arrives in `account` from another bank (the sandbox's `simulate_inbound_transfer`, with
+ * the demo's integration credentials), as a business funds an account before a payroll.
+ * @param {string} account @param {string} amount
+ */
+export async function simulateInbound(account, amount) {
+  const post = async (/** @type {string} */ path, /** @type {object} */ body, /** @type {Record<string, string>} */ headers = {}) => {
+    const answer = await fetch(`${demo.base}${path}`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) });
+    const json = await answer.json();
+    assert.equal(json.response_code, "00", `${path}: ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  const token = await post("/api/v1/auth/api/generate_token", { client_id: demo.clientId, client_secret: demo.clientSecret });
+  return post(
+    "/api/v1/sandbox/api/simulate_inbound_transfer",
+    { account_number: account, amount, sender_account_number: "0123456788", sender_account_name: "Emeka Nwosu", sender_bank_code: "000013", narration: "Payroll funding" },
+    { Authorization: `Bearer ${token.access_token}` },
+  );
 }
 
 /** @param {Page} page @param {string} name */
@@ -282,6 +304,7 @@ export const SECTIONS = [
   { link: "Statement", heading: "Statement" },
   { link: "Settlements", heading: "Settlements" },
   { link: "Pay", heading: "Pay" },
+  { link: "Bulk payments", heading: "Bulk payments" },
   { link: "Transfers", heading: "Transfers" },
   { link: "Approvals", heading: "Approvals" },
   { link: "Team", heading: "Team" },

@@ -6,6 +6,7 @@ import "./styles.css";
 import type { paths } from "./generated/kobo";
 import { AccountPage, AccountsPage } from "./pages/accounts";
 import { ApprovalsPage } from "./pages/approvals";
+import { BulkPage } from "./pages/bulk";
 import { ExportsPage } from "./pages/exports";
 import { AcceptInvitePage, LoginPage } from "./pages/login";
 import { OverviewPage } from "./pages/overview";
@@ -37,6 +38,7 @@ const SECTIONS: Section[] = [
   { route: "exports", title: "Exports", needs: "/api/v1/export/web/fetch_exports" },
   { route: "settlements", title: "Settlements", needs: "/api/v1/transaction/web/fetch_settlement_transactions" },
   { route: "pay", title: "Pay", needs: "/api/v1/transaction/transfer/web/funds_transfer" },
+  { route: "bulk", title: "Bulk payments", needs: "/api/v1/transaction/transfer/web/fetch_bulk_transfers" },
   { route: "transfers", title: "Transfers", needs: "/api/v1/transaction/transfer/web/fetch_transfers" },
   { route: "approvals", title: "Approvals", needs: "/api/v1/transaction/transfer/web/fetch_pending_transfers" },
   { route: "team", title: "Team", needs: "/api/v1/auth/web/fetch_members" },
@@ -64,6 +66,8 @@ function Page({ route }: { route: string }) {
       return <SettlementsPage />;
     case "pay":
       return <PayPage step={second ?? ""} />;
+    case "bulk":
+      return <BulkPage id={second ?? ""} />;
     case "transfers":
       return second ? <TransferPage reference={decodeURIComponent(second)} /> : <TransfersPage />;
     case "approvals":

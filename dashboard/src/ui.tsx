@@ -219,9 +219,10 @@ export function statusWords(value: string): string {
   return STATUS_WORDS[value] ?? value.replace(/_/g, " ");
 }
 
-export function Badge({ value, text }: { value: string; text?: string }) {
-  const kind = BAD.has(value) ? "bad" : FINAL.has(value) ? "good" : "pending";
-  return <span class={`badge ${kind}`}>{text ?? statusWords(value)}</span>;
+/** A status as a pill: green when it ended well, red when it did not, amber while it waits (or `kind`). */
+export function Badge({ value, text, kind }: { value: string; text?: string; kind?: "good" | "bad" | "pending" | "plain" }) {
+  const shown = kind ?? (BAD.has(value) ? "bad" : FINAL.has(value) ? "good" : "pending");
+  return <span class={shown === "plain" ? "badge" : `badge ${shown}`}>{text ?? statusWords(value)}</span>;
 }
 
 /**
@@ -274,18 +275,23 @@ export function Confirmed({
   );
 }
 
+/** A code from `generate_otp`: the member's own, for a payment or an approval. */
+async function memberOtp(): Promise<Schemas["OtpDelivery"]> {
+  return (await call(client.POST("/api/v1/auth/web/generate_otp", { body: {} }))).data;
+}
+
 /**
- * The second factor of a payment or an approval: asks `generate_otp` for a code (emailed; in
- * the sandbox also shown here, as the API returns it) and lets the member type it.
+ * The second factor of a payment or an approval: asks for a code (`generate_otp`, or `request`:
+ * a code bound to one thing, such as a bulk payment), emailed; in the sandbox also shown here,
+ * as the API returns it; and lets the member type it.
  */
-export function OtpStep({ value, onChange }: { value: string; onChange: (otp: string) => void }) {
+export function OtpStep({ value, onChange, request = memberOtp }: { value: string; onChange: (otp: string) => void; request?: () => Promise<Schemas["OtpDelivery"]> }) {
   const [delivery, setDelivery] = useState<Schemas["OtpDelivery"] | null>(null);
   const action = useAction();
   const input = useRef<HTMLInputElement>(null);
   const send = () =>
     action.run(async () => {
-      const answer = await call(client.POST("/api/v1/auth/web/generate_otp", { body: {} }));
-      setDelivery(answer.data);
+      setDelivery(await request());
       onChange("");
       input.current?.focus();
     });

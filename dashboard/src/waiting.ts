@@ -1,5 +1,5 @@
-// What waits for the member: the payments they may approve (others' payments held by the
-// approval policy), counted on the menu's Approvals entry, read again at each page change, a
+// What waits for the member: the payments they may approve (others' payments and bulk payments
+// held by the approval policy), counted on the menu's Approvals entry, read again at each page change, a
 // minute after the last read, and when an approval or a rejection changes the queue.
 import { useEffect, useState } from "preact/hooks";
 import { call, client } from "./api";
@@ -15,14 +15,27 @@ export function notifyApprovalsChanged(): void {
   listeners.forEach((listener) => listener());
 }
 
-/** How many held payments made by others wait; null when the member cannot approve. */
+/**
+ * How many held payments made by others wait (single transfers and bulk payments, each batch
+ * one); null when the member can approve neither.
+ */
 export async function waitingForMe(): Promise<number | null> {
-  if (!can("/api/v1/transaction/transfer/web/approve_transfer") || !can("/api/v1/transaction/transfer/web/fetch_pending_transfers")) {
-    return null;
-  }
+  const transfers =
+    can("/api/v1/transaction/transfer/web/approve_transfer") && can("/api/v1/transaction/transfer/web/fetch_pending_transfers");
+  const batches =
+    can("/api/v1/transaction/transfer/web/approve_bulk_transfer") && can("/api/v1/transaction/transfer/web/fetch_bulk_transfers");
+  if (!transfers && !batches) return null;
   const me = currentSession()?.profile.member.id;
-  const answer = await call(client.POST("/api/v1/transaction/transfer/web/fetch_pending_transfers", { body: { limit: 100 } }));
-  return answer.data.filter((transfer) => transfer.initiated_by !== me).length;
+  const [held, heldBatches] = await Promise.all([
+    transfers ? call(client.POST("/api/v1/transaction/transfer/web/fetch_pending_transfers", { body: { limit: 100 } })) : null,
+    batches
+      ? call(client.POST("/api/v1/transaction/transfer/web/fetch_bulk_transfers", { body: { status: "pending_approval", limit: 100 } }))
+      : null,
+  ]);
+  return (
+    (held?.data.filter((transfer) => transfer.initiated_by !== me).length ?? 0) +
+    (heldBatches?.data.filter((batch) => batch.authorised_by !== me).length ?? 0)
+  );
 }
 
 export function countText(count: number): string {

@@ -1586,6 +1586,18 @@ accounts (Kobo opens none today, so it matches nothing).
             value.parse()
         }
     }
+    ///`ApproveBulkTransferRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct ApproveBulkTransferRequest {
+        pub bulk_transfer_id: ::uuid::Uuid,
+        pub otp: Otp,
+    }
+    impl ApproveBulkTransferRequest {
+        pub fn builder() -> builder::ApproveBulkTransferRequest {
+            Default::default()
+        }
+    }
     ///`ApproveTransferIdempotencyKey`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -1742,6 +1754,20 @@ accounts (Kobo opens none today, so it matches nothing).
         ReplayWebhookEvent,
         #[serde(rename = "test_webhook")]
         TestWebhook,
+        #[serde(rename = "create_beneficiary")]
+        CreateBeneficiary,
+        #[serde(rename = "delete_beneficiary")]
+        DeleteBeneficiary,
+        #[serde(rename = "create_bulk_transfer")]
+        CreateBulkTransfer,
+        #[serde(rename = "cancel_bulk_transfer")]
+        CancelBulkTransfer,
+        #[serde(rename = "authorize_bulk_transfer")]
+        AuthorizeBulkTransfer,
+        #[serde(rename = "approve_bulk_transfer")]
+        ApproveBulkTransfer,
+        #[serde(rename = "reject_bulk_transfer")]
+        RejectBulkTransfer,
     }
     impl ::std::fmt::Display for AuditAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1776,6 +1802,13 @@ accounts (Kobo opens none today, so it matches nothing).
                 Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
                 Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
                 Self::TestWebhook => f.write_str("test_webhook"),
+                Self::CreateBeneficiary => f.write_str("create_beneficiary"),
+                Self::DeleteBeneficiary => f.write_str("delete_beneficiary"),
+                Self::CreateBulkTransfer => f.write_str("create_bulk_transfer"),
+                Self::CancelBulkTransfer => f.write_str("cancel_bulk_transfer"),
+                Self::AuthorizeBulkTransfer => f.write_str("authorize_bulk_transfer"),
+                Self::ApproveBulkTransfer => f.write_str("approve_bulk_transfer"),
+                Self::RejectBulkTransfer => f.write_str("reject_bulk_transfer"),
             }
         }
     }
@@ -1811,6 +1844,13 @@ accounts (Kobo opens none today, so it matches nothing).
                 "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
                 "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
                 "test_webhook" => Ok(Self::TestWebhook),
+                "create_beneficiary" => Ok(Self::CreateBeneficiary),
+                "delete_beneficiary" => Ok(Self::DeleteBeneficiary),
+                "create_bulk_transfer" => Ok(Self::CreateBulkTransfer),
+                "cancel_bulk_transfer" => Ok(Self::CancelBulkTransfer),
+                "authorize_bulk_transfer" => Ok(Self::AuthorizeBulkTransfer),
+                "approve_bulk_transfer" => Ok(Self::ApproveBulkTransfer),
+                "reject_bulk_transfer" => Ok(Self::RejectBulkTransfer),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1883,6 +1923,163 @@ other objects, when there is none, or when it cannot be found (since 2.5.0).
     }
     impl AuditLogFilters {
         pub fn builder() -> builder::AuditLogFilters {
+            Default::default()
+        }
+    }
+    ///`AuthorizeBulkTransferApiIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AuthorizeBulkTransferApiIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for AuthorizeBulkTransferApiIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AuthorizeBulkTransferApiIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: AuthorizeBulkTransferApiIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AuthorizeBulkTransferApiIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuthorizeBulkTransferApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for AuthorizeBulkTransferApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AuthorizeBulkTransferApiIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`AuthorizeBulkTransferApiRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct AuthorizeBulkTransferApiRequest {
+        pub bulk_transfer_id: ::uuid::Uuid,
+        ///The batch's valid items (`counts.valid`), which are what is paid.
+        pub item_count: ::std::num::NonZeroU64,
+        pub total: Amount,
+    }
+    impl AuthorizeBulkTransferApiRequest {
+        pub fn builder() -> builder::AuthorizeBulkTransferApiRequest {
+            Default::default()
+        }
+    }
+    ///`AuthorizeBulkTransferIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AuthorizeBulkTransferIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for AuthorizeBulkTransferIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AuthorizeBulkTransferIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: AuthorizeBulkTransferIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AuthorizeBulkTransferIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuthorizeBulkTransferIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for AuthorizeBulkTransferIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AuthorizeBulkTransferIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`AuthorizeBulkTransferRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct AuthorizeBulkTransferRequest {
+        pub bulk_transfer_id: ::uuid::Uuid,
+        ///The batch's valid items (`counts.valid`), which are what is paid.
+        pub item_count: ::std::num::NonZeroU64,
+        pub otp: Otp,
+        pub total: Amount,
+    }
+    impl AuthorizeBulkTransferRequest {
+        pub fn builder() -> builder::AuthorizeBulkTransferRequest {
             Default::default()
         }
     }
@@ -2013,6 +2210,869 @@ other objects, when there is none, or when it cannot be found (since 2.5.0).
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///`BeneficiaryIdRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct BeneficiaryIdRequest {
+        pub beneficiary_id: ::uuid::Uuid,
+    }
+    impl BeneficiaryIdRequest {
+        pub fn builder() -> builder::BeneficiaryIdRequest {
+            Default::default()
+        }
+    }
+    /**What became of an item's payment: `unpaid` (not paid: the batch is not executing yet, the
+item is invalid, or the batch ended without paying it), `processing` (sent over NIP, not
+settled yet), `success`, `failed` (refused when it was to be paid: `failure_code` says
+why; or failed at NIP), `reversed` (NIP returned it).
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BulkItemOutcome {
+        #[serde(rename = "unpaid")]
+        Unpaid,
+        #[serde(rename = "processing")]
+        Processing,
+        #[serde(rename = "success")]
+        Success,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "reversed")]
+        Reversed,
+    }
+    impl ::std::fmt::Display for BulkItemOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Unpaid => f.write_str("unpaid"),
+                Self::Processing => f.write_str("processing"),
+                Self::Success => f.write_str("success"),
+                Self::Failed => f.write_str("failed"),
+                Self::Reversed => f.write_str("reversed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BulkItemOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "unpaid" => Ok(Self::Unpaid),
+                "processing" => Ok(Self::Processing),
+                "success" => Ok(Self::Success),
+                "failed" => Ok(Self::Failed),
+                "reversed" => Ok(Self::Reversed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkItemOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkItemOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///An item's verdict: `pending` (not checked yet), `valid`, `invalid` (`refusal_code` says why).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BulkItemValidation {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "valid")]
+        Valid,
+        #[serde(rename = "invalid")]
+        Invalid,
+    }
+    impl ::std::fmt::Display for BulkItemValidation {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Valid => f.write_str("valid"),
+                Self::Invalid => f.write_str("invalid"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BulkItemValidation {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "valid" => Ok(Self::Valid),
+                "invalid" => Ok(Self::Invalid),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkItemValidation {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkItemValidation {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**What an invalid item does to its batch: `refuse_batch`, the whole batch is `invalid` and
+cannot be paid; `skip_invalid`, the batch goes on without it.
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BulkOnInvalid {
+        #[serde(rename = "refuse_batch")]
+        RefuseBatch,
+        #[serde(rename = "skip_invalid")]
+        SkipInvalid,
+    }
+    impl ::std::fmt::Display for BulkOnInvalid {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::RefuseBatch => f.write_str("refuse_batch"),
+                Self::SkipInvalid => f.write_str("skip_invalid"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BulkOnInvalid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "refuse_batch" => Ok(Self::RefuseBatch),
+                "skip_invalid" => Ok(Self::SkipInvalid),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkOnInvalid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkOnInvalid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A batch of payments from one account (`create_bulk_transfer`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BulkTransfer {
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub authorised_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The member who authorised it, or `integration`; null before.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub authorised_by: ::std::option::Option<::std::string::String>,
+        ///That member's name as it was then; null for `integration` or before.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub authorised_by_name: ::std::option::Option<::std::string::String>,
+        pub bulk_transfer_id: ::uuid::Uuid,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub cancelled_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When every item had its outcome.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub completed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        pub counts: BulkTransferCounts,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The member who sent it, or `integration`.
+        pub created_by: ::std::string::String,
+        ///That member's name as it was then; null for `integration`.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub created_by_name: ::std::option::Option<::std::string::String>,
+        pub created_via: BulkTransferCreatedVia,
+        ///Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The narration of items that have none of their own.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub narration: ::std::option::Option<::std::string::String>,
+        pub on_invalid: BulkOnInvalid,
+        ///Your own id for the batch; null when none was given.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reference: ::std::option::Option<::std::string::String>,
+        ///Why it was rejected.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub review_reason: ::std::option::Option<::std::string::String>,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reviewed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The checker who approved or rejected it; null when none did.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reviewed_by: ::std::option::Option<::std::string::String>,
+        ///That checker's name as it was then.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reviewed_by_name: ::std::option::Option<::std::string::String>,
+        pub source_account_number: AccountNumber,
+        pub status: BulkTransferStatus,
+        pub totals: BulkTransferTotals,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When every item had been checked; null before.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub validated_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+    }
+    impl BulkTransfer {
+        pub fn builder() -> builder::BulkTransfer {
+            Default::default()
+        }
+    }
+    /**How many items the batch holds; of them how many are valid, invalid and not checked yet;
+and of the paid ones, how many succeeded, are still processing over NIP, failed or were
+reversed.
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BulkTransferCounts {
+        pub failed: u64,
+        pub invalid: u64,
+        pub items: ::std::num::NonZeroU64,
+        pub pending: u64,
+        pub processing: u64,
+        pub reversed: u64,
+        pub succeeded: u64,
+        pub valid: u64,
+    }
+    impl BulkTransferCounts {
+        pub fn builder() -> builder::BulkTransferCounts {
+            Default::default()
+        }
+    }
+    ///`BulkTransferCreatedVia`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BulkTransferCreatedVia {
+        #[serde(rename = "dashboard")]
+        Dashboard,
+        #[serde(rename = "integration")]
+        Integration,
+    }
+    impl ::std::fmt::Display for BulkTransferCreatedVia {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Dashboard => f.write_str("dashboard"),
+                Self::Integration => f.write_str("integration"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferCreatedVia {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "dashboard" => Ok(Self::Dashboard),
+                "integration" => Ok(Self::Integration),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferCreatedVia {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkTransferCreatedVia {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`BulkTransferEvent`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BulkTransferEvent {
+        pub data: BulkTransfer,
+        pub id: ::uuid::Uuid,
+        pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(rename = "type")]
+        pub type_: BulkTransferEventType,
+    }
+    impl BulkTransferEvent {
+        pub fn builder() -> builder::BulkTransferEvent {
+            Default::default()
+        }
+    }
+    ///`BulkTransferEventType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BulkTransferEventType {
+        #[serde(rename = "bulk_transfer.validated")]
+        BulkTransferValidated,
+        #[serde(rename = "bulk_transfer.completed")]
+        BulkTransferCompleted,
+    }
+    impl ::std::fmt::Display for BulkTransferEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::BulkTransferValidated => f.write_str("bulk_transfer.validated"),
+                Self::BulkTransferCompleted => f.write_str("bulk_transfer.completed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "bulk_transfer.validated" => Ok(Self::BulkTransferValidated),
+                "bulk_transfer.completed" => Ok(Self::BulkTransferCompleted),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkTransferEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`BulkTransferIdRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct BulkTransferIdRequest {
+        pub bulk_transfer_id: ::uuid::Uuid,
+    }
+    impl BulkTransferIdRequest {
+        pub fn builder() -> builder::BulkTransferIdRequest {
+            Default::default()
+        }
+    }
+    ///One item of a bulk transfer, as it was sent and as it was judged.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BulkTransferItem {
+        ///The holder's name as it was sent (or as the beneficiary was saved).
+        pub account_name: ::std::string::String,
+        pub account_number: ::std::string::String,
+        pub amount: Amount,
+        pub bank_code: ::std::string::String,
+        ///Null for a bank Kobo does not know, or before the item is checked.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub bank_name: ::std::option::Option<::std::string::String>,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub beneficiary_id: ::std::option::Option<::uuid::Uuid>,
+        ///The holder's name as the bank gave it.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub confirmed_name: ::std::option::Option<::std::string::String>,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub enquired_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it).
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub failure_code: ::std::option::Option<::std::string::String>,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub failure_message: ::std::option::Option<::std::string::String>,
+        ///The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub fee: ::std::option::Option<BulkTransferItemFee>,
+        ///Its place in the batch, from 0.
+        pub index: u64,
+        pub narration: ::std::string::String,
+        pub outcome: BulkItemOutcome,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reference: ::std::option::Option<::std::string::String>,
+        ///Its transfer's reference number once it is paid (`get_transfer`); null before.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reference_number: ::std::option::Option<::std::string::String>,
+        ///Why an invalid item cannot be paid, as the response code a transfer would have answered: `01`, `06`, `26`, `49`, `80`.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub refusal_code: ::std::option::Option<::std::string::String>,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub refusal_message: ::std::option::Option<::std::string::String>,
+        ///The id its transfer has once it is paid (`get_transfer`): an item is paid at most once.
+        pub transfer_id: ::uuid::Uuid,
+        ///`intra` (a Kobo account) or `inter` (another bank's, over NIP); null before the item is checked.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub transfer_type: ::std::option::Option<::std::string::String>,
+        pub validation: BulkItemValidation,
+        ///VAT on the fee, once the item is valid; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub vat: ::std::option::Option<BulkTransferItemVat>,
+    }
+    impl BulkTransferItem {
+        pub fn builder() -> builder::BulkTransferItem {
+            Default::default()
+        }
+    }
+    ///The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct BulkTransferItemFee(::std::string::String);
+    impl ::std::ops::Deref for BulkTransferItemFee {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<BulkTransferItemFee> for ::std::string::String {
+        fn from(value: BulkTransferItemFee) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferItemFee {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{2}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{2}$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferItemFee {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkTransferItemFee {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BulkTransferItemFee {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    /**One payment of a bulk transfer: either `beneficiary_id` (a saved beneficiary) or all of
+`account_number`, `bank_code` and `account_name`, never both (`01`).
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct BulkTransferItemRequest {
+        ///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account_name: ::std::option::Option<BulkTransferItemRequestAccountName>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account_number: ::std::option::Option<AccountNumber>,
+        pub amount: RequestAmount,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bank_code: ::std::option::Option<BankCode>,
+        ///A saved beneficiary (`create_beneficiary`), instead of the account's fields.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub beneficiary_id: ::std::option::Option<::uuid::Uuid>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub narration: ::std::option::Option<BulkTransferItemRequestNarration>,
+        ///The item's transfer's own reference, unique in the batch (`01`) and among the business's transfers (the item is invalid with `26`).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+    }
+    impl BulkTransferItemRequest {
+        pub fn builder() -> builder::BulkTransferItemRequest {
+            Default::default()
+        }
+    }
+    ///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct BulkTransferItemRequestAccountName(::std::string::String);
+    impl ::std::ops::Deref for BulkTransferItemRequestAccountName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<BulkTransferItemRequestAccountName>
+    for ::std::string::String {
+        fn from(value: BulkTransferItemRequestAccountName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferItemRequestAccountName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferItemRequestAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for BulkTransferItemRequestAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BulkTransferItemRequestAccountName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`BulkTransferItemRequestNarration`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct BulkTransferItemRequestNarration(::std::string::String);
+    impl ::std::ops::Deref for BulkTransferItemRequestNarration {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<BulkTransferItemRequestNarration>
+    for ::std::string::String {
+        fn from(value: BulkTransferItemRequestNarration) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferItemRequestNarration {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferItemRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for BulkTransferItemRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BulkTransferItemRequestNarration {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///VAT on the fee, once the item is valid; null otherwise.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct BulkTransferItemVat(::std::string::String);
+    impl ::std::ops::Deref for BulkTransferItemVat {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<BulkTransferItemVat> for ::std::string::String {
+        fn from(value: BulkTransferItemVat) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferItemVat {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{2}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{2}$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferItemVat {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkTransferItemVat {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BulkTransferItemVat {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Success envelope of `create_bulk_transfer`, `get_bulk_transfer`, `cancel_bulk_transfer` and their integration twins.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BulkTransferResponse {
+        pub data: BulkTransfer,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl BulkTransferResponse {
+        pub fn builder() -> builder::BulkTransferResponse {
+            Default::default()
+        }
+    }
+    /**Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to
+be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
+and reserved, held for a checker), `rejected` (by a checker, its reservation released),
+`expired` (held and not reviewed before its `expires_at`, its reservation released),
+`executing` (its items being paid), `completed` (every item has its outcome).
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BulkTransferStatus {
+        #[serde(rename = "validating")]
+        Validating,
+        #[serde(rename = "validated")]
+        Validated,
+        #[serde(rename = "invalid")]
+        Invalid,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+        #[serde(rename = "pending_approval")]
+        PendingApproval,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "executing")]
+        Executing,
+        #[serde(rename = "completed")]
+        Completed,
+    }
+    impl ::std::fmt::Display for BulkTransferStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Validating => f.write_str("validating"),
+                Self::Validated => f.write_str("validated"),
+                Self::Invalid => f.write_str("invalid"),
+                Self::Cancelled => f.write_str("cancelled"),
+                Self::PendingApproval => f.write_str("pending_approval"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Expired => f.write_str("expired"),
+                Self::Executing => f.write_str("executing"),
+                Self::Completed => f.write_str("completed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BulkTransferStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "validating" => Ok(Self::Validating),
+                "validated" => Ok(Self::Validated),
+                "invalid" => Ok(Self::Invalid),
+                "cancelled" => Ok(Self::Cancelled),
+                "pending_approval" => Ok(Self::PendingApproval),
+                "rejected" => Ok(Self::Rejected),
+                "expired" => Ok(Self::Expired),
+                "executing" => Ok(Self::Executing),
+                "completed" => Ok(Self::Completed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BulkTransferStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BulkTransferStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**The sums of the valid items (`0.00` until the batch is validated); `total` is what paying
+them all debits. `reserved` is what authorisation set aside from the source account (the
+total), `released` what came back from the reservation unspent (failed items, or the
+whole of a rejected or cancelled batch; an item reversed by NIP comes back by its own
+reversal).
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BulkTransferTotals {
+        pub amount: Amount,
+        pub fees: Amount,
+        pub released: Amount,
+        pub reserved: Amount,
+        pub total: Amount,
+        pub vat: Amount,
+    }
+    impl BulkTransferTotals {
+        pub fn builder() -> builder::BulkTransferTotals {
+            Default::default()
         }
     }
     ///`Business`
@@ -2925,6 +3985,347 @@ value is Kobo's extension.
     impl CreateApprovalPolicyResponse {
         pub fn builder() -> builder::CreateApprovalPolicyResponse {
             Default::default()
+        }
+    }
+    ///`CreateBeneficiaryRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateBeneficiaryRequest {
+        ///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+        pub account_name: CreateBeneficiaryRequestAccountName,
+        pub account_number: AccountNumber,
+        pub bank_code: BankCode,
+        ///The business's own name for the beneficiary.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub nickname: ::std::option::Option<CreateBeneficiaryRequestNickname>,
+    }
+    impl CreateBeneficiaryRequest {
+        pub fn builder() -> builder::CreateBeneficiaryRequest {
+            Default::default()
+        }
+    }
+    ///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateBeneficiaryRequestAccountName(::std::string::String);
+    impl ::std::ops::Deref for CreateBeneficiaryRequestAccountName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateBeneficiaryRequestAccountName>
+    for ::std::string::String {
+        fn from(value: CreateBeneficiaryRequestAccountName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateBeneficiaryRequestAccountName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateBeneficiaryRequestAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateBeneficiaryRequestAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateBeneficiaryRequestAccountName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The business's own name for the beneficiary.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateBeneficiaryRequestNickname(::std::string::String);
+    impl ::std::ops::Deref for CreateBeneficiaryRequestNickname {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateBeneficiaryRequestNickname>
+    for ::std::string::String {
+        fn from(value: CreateBeneficiaryRequestNickname) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateBeneficiaryRequestNickname {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateBeneficiaryRequestNickname {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateBeneficiaryRequestNickname {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateBeneficiaryRequestNickname {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`CreateBulkTransferApiIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateBulkTransferApiIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateBulkTransferApiIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateBulkTransferApiIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: CreateBulkTransferApiIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateBulkTransferApiIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateBulkTransferApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateBulkTransferApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferApiIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`CreateBulkTransferIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateBulkTransferIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateBulkTransferIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateBulkTransferIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: CreateBulkTransferIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateBulkTransferIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateBulkTransferIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateBulkTransferIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`CreateBulkTransferRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateBulkTransferRequest {
+        pub items: ::std::vec::Vec<BulkTransferItemRequest>,
+        ///The narration of every item that has none of its own.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub narration: ::std::option::Option<CreateBulkTransferRequestNarration>,
+        pub on_invalid: BulkOnInvalid,
+        ///Your own id for the batch, unique among the business's bulk transfers for ever (`26`).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+        pub source_account_number: AccountNumber,
+    }
+    impl CreateBulkTransferRequest {
+        pub fn builder() -> builder::CreateBulkTransferRequest {
+            Default::default()
+        }
+    }
+    ///The narration of every item that has none of its own.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateBulkTransferRequestNarration(::std::string::String);
+    impl ::std::ops::Deref for CreateBulkTransferRequestNarration {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateBulkTransferRequestNarration>
+    for ::std::string::String {
+        fn from(value: CreateBulkTransferRequestNarration) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateBulkTransferRequestNarration {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateBulkTransferRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateBulkTransferRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferRequestNarration {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///`CreateCustomerAccountIdempotencyKey`
@@ -4727,6 +6128,199 @@ digits (since 2.5.0).
     }
     impl FetchBanksWebResponse {
         pub fn builder() -> builder::FetchBanksWebResponse {
+            Default::default()
+        }
+    }
+    ///`FetchBeneficiariesRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct FetchBeneficiariesRequest {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bank_code: ::std::option::Option<BankCode>,
+        ///`pagination.next_cursor_created_at` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_created_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///`pagination.next_cursor_id` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        ///Beneficiaries a page. Default: `20`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+        pub limit: ::std::num::NonZeroU64,
+        ///Text found, without regard to case, in the holder's name, the nickname or the account number.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub search: ::std::option::Option<FetchBeneficiariesRequestSearch>,
+    }
+    impl ::std::default::Default for FetchBeneficiariesRequest {
+        fn default() -> Self {
+            Self {
+                bank_code: Default::default(),
+                cursor_created_at: Default::default(),
+                cursor_id: Default::default(),
+                limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                search: Default::default(),
+            }
+        }
+    }
+    impl FetchBeneficiariesRequest {
+        pub fn builder() -> builder::FetchBeneficiariesRequest {
+            Default::default()
+        }
+    }
+    ///Text found, without regard to case, in the holder's name, the nickname or the account number.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FetchBeneficiariesRequestSearch(::std::string::String);
+    impl ::std::ops::Deref for FetchBeneficiariesRequestSearch {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FetchBeneficiariesRequestSearch>
+    for ::std::string::String {
+        fn from(value: FetchBeneficiariesRequestSearch) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FetchBeneficiariesRequestSearch {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FetchBeneficiariesRequestSearch {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FetchBeneficiariesRequestSearch {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FetchBeneficiariesRequestSearch {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Success envelope of `fetch_beneficiaries` and `fetch_beneficiaries_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchBeneficiariesResponse {
+        pub data: ::std::vec::Vec<SavedBeneficiary>,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchBeneficiariesResponse {
+        pub fn builder() -> builder::FetchBeneficiariesResponse {
+            Default::default()
+        }
+    }
+    ///`FetchBulkTransferItemsRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct FetchBulkTransferItemsRequest {
+        pub bulk_transfer_id: ::uuid::Uuid,
+        ///Default: `1`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+        pub page: ::std::num::NonZeroU64,
+        ///Items a page. Default: `20`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+        pub page_size: ::std::num::NonZeroU64,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub validation: ::std::option::Option<BulkItemValidation>,
+    }
+    impl FetchBulkTransferItemsRequest {
+        pub fn builder() -> builder::FetchBulkTransferItemsRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `fetch_bulk_transfer_items` and `fetch_bulk_transfer_items_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchBulkTransferItemsResponse {
+        pub data: ::std::vec::Vec<BulkTransferItem>,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchBulkTransferItemsResponse {
+        pub fn builder() -> builder::FetchBulkTransferItemsResponse {
+            Default::default()
+        }
+    }
+    ///`FetchBulkTransfersRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct FetchBulkTransfersRequest {
+        ///`pagination.next_cursor_created_at` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_created_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///`pagination.next_cursor_id` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        ///Bulk transfers a page. Default: `20`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+        pub limit: ::std::num::NonZeroU64,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<BulkTransferStatus>,
+    }
+    impl ::std::default::Default for FetchBulkTransfersRequest {
+        fn default() -> Self {
+            Self {
+                cursor_created_at: Default::default(),
+                cursor_id: Default::default(),
+                limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                status: Default::default(),
+            }
+        }
+    }
+    impl FetchBulkTransfersRequest {
+        pub fn builder() -> builder::FetchBulkTransfersRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `fetch_bulk_transfers` and `fetch_bulk_transfers_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchBulkTransfersResponse {
+        pub data: ::std::vec::Vec<BulkTransfer>,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchBulkTransfersResponse {
+        pub fn builder() -> builder::FetchBulkTransfersResponse {
             Default::default()
         }
     }
@@ -7627,6 +9221,20 @@ minutes); every request made with the token starts them again, up to `expires_in
         ReplayWebhookEvent,
         #[serde(rename = "test_webhook")]
         TestWebhook,
+        #[serde(rename = "create_beneficiary")]
+        CreateBeneficiary,
+        #[serde(rename = "delete_beneficiary")]
+        DeleteBeneficiary,
+        #[serde(rename = "create_bulk_transfer")]
+        CreateBulkTransfer,
+        #[serde(rename = "cancel_bulk_transfer")]
+        CancelBulkTransfer,
+        #[serde(rename = "authorize_bulk_transfer")]
+        AuthorizeBulkTransfer,
+        #[serde(rename = "approve_bulk_transfer")]
+        ApproveBulkTransfer,
+        #[serde(rename = "reject_bulk_transfer")]
+        RejectBulkTransfer,
     }
     impl ::std::fmt::Display for OpenAuditAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7661,6 +9269,13 @@ minutes); every request made with the token starts them again, up to `expires_in
                 Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
                 Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
                 Self::TestWebhook => f.write_str("test_webhook"),
+                Self::CreateBeneficiary => f.write_str("create_beneficiary"),
+                Self::DeleteBeneficiary => f.write_str("delete_beneficiary"),
+                Self::CreateBulkTransfer => f.write_str("create_bulk_transfer"),
+                Self::CancelBulkTransfer => f.write_str("cancel_bulk_transfer"),
+                Self::AuthorizeBulkTransfer => f.write_str("authorize_bulk_transfer"),
+                Self::ApproveBulkTransfer => f.write_str("approve_bulk_transfer"),
+                Self::RejectBulkTransfer => f.write_str("reject_bulk_transfer"),
             }
         }
     }
@@ -7696,6 +9311,13 @@ minutes); every request made with the token starts them again, up to `expires_in
                 "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
                 "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
                 "test_webhook" => Ok(Self::TestWebhook),
+                "create_beneficiary" => Ok(Self::CreateBeneficiary),
+                "delete_beneficiary" => Ok(Self::DeleteBeneficiary),
+                "create_bulk_transfer" => Ok(Self::CreateBulkTransfer),
+                "cancel_bulk_transfer" => Ok(Self::CancelBulkTransfer),
+                "authorize_bulk_transfer" => Ok(Self::AuthorizeBulkTransfer),
+                "approve_bulk_transfer" => Ok(Self::ApproveBulkTransfer),
+                "reject_bulk_transfer" => Ok(Self::RejectBulkTransfer),
                 _ => Err("invalid value".into()),
             }
         }
@@ -7709,6 +9331,94 @@ minutes); every request made with the token starts them again, up to `expires_in
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for OpenAuditAction {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to
+be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
+and reserved, held for a checker), `rejected` (by a checker, its reservation released),
+`expired` (held and not reviewed before its `expires_at`, its reservation released),
+`executing` (its items being paid), `completed` (every item has its outcome).
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenBulkTransferStatus {
+        #[serde(rename = "validating")]
+        Validating,
+        #[serde(rename = "validated")]
+        Validated,
+        #[serde(rename = "invalid")]
+        Invalid,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+        #[serde(rename = "pending_approval")]
+        PendingApproval,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "executing")]
+        Executing,
+        #[serde(rename = "completed")]
+        Completed,
+    }
+    impl ::std::fmt::Display for OpenBulkTransferStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Validating => f.write_str("validating"),
+                Self::Validated => f.write_str("validated"),
+                Self::Invalid => f.write_str("invalid"),
+                Self::Cancelled => f.write_str("cancelled"),
+                Self::PendingApproval => f.write_str("pending_approval"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Expired => f.write_str("expired"),
+                Self::Executing => f.write_str("executing"),
+                Self::Completed => f.write_str("completed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenBulkTransferStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "validating" => Ok(Self::Validating),
+                "validated" => Ok(Self::Validated),
+                "invalid" => Ok(Self::Invalid),
+                "cancelled" => Ok(Self::Cancelled),
+                "pending_approval" => Ok(Self::PendingApproval),
+                "rejected" => Ok(Self::Rejected),
+                "expired" => Ok(Self::Expired),
+                "executing" => Ok(Self::Executing),
+                "completed" => Ok(Self::Completed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenBulkTransferStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenBulkTransferStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -8213,6 +9923,10 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         ExportReady,
         #[serde(rename = "export.failed")]
         ExportFailed,
+        #[serde(rename = "bulk_transfer.validated")]
+        BulkTransferValidated,
+        #[serde(rename = "bulk_transfer.completed")]
+        BulkTransferCompleted,
         #[serde(rename = "transfer.pending_approval")]
         TransferPendingApproval,
         #[serde(rename = "transfer.rejected")]
@@ -8238,6 +9952,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 Self::CollectionReceived => f.write_str("collection.received"),
                 Self::ExportReady => f.write_str("export.ready"),
                 Self::ExportFailed => f.write_str("export.failed"),
+                Self::BulkTransferValidated => f.write_str("bulk_transfer.validated"),
+                Self::BulkTransferCompleted => f.write_str("bulk_transfer.completed"),
                 Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
                 Self::TransferRejected => f.write_str("transfer.rejected"),
                 Self::TransferSuccess => f.write_str("transfer.success"),
@@ -8260,6 +9976,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 "collection.received" => Ok(Self::CollectionReceived),
                 "export.ready" => Ok(Self::ExportReady),
                 "export.failed" => Ok(Self::ExportFailed),
+                "bulk_transfer.validated" => Ok(Self::BulkTransferValidated),
+                "bulk_transfer.completed" => Ok(Self::BulkTransferCompleted),
                 "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
                 "transfer.rejected" => Ok(Self::TransferRejected),
                 "transfer.success" => Ok(Self::TransferSuccess),
@@ -8551,6 +10269,282 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 })
         }
     }
+    ///`PayBeneficiaryApiIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PayBeneficiaryApiIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PayBeneficiaryApiIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PayBeneficiaryApiIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PayBeneficiaryApiIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PayBeneficiaryApiIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PayBeneficiaryApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PayBeneficiaryApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryApiIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`pay_beneficiary`'s body without `otp`: the `Idempotency-Key` header is required instead.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct PayBeneficiaryApiRequest {
+        pub amount: RequestAmount,
+        ///The saved beneficiary (`create_beneficiary_api`).
+        pub beneficiary_id: ::uuid::Uuid,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub narration: ::std::option::Option<PayBeneficiaryApiRequestNarration>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+        pub source_account_number: AccountNumber,
+    }
+    impl PayBeneficiaryApiRequest {
+        pub fn builder() -> builder::PayBeneficiaryApiRequest {
+            Default::default()
+        }
+    }
+    ///`PayBeneficiaryApiRequestNarration`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PayBeneficiaryApiRequestNarration(::std::string::String);
+    impl ::std::ops::Deref for PayBeneficiaryApiRequestNarration {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PayBeneficiaryApiRequestNarration>
+    for ::std::string::String {
+        fn from(value: PayBeneficiaryApiRequestNarration) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PayBeneficiaryApiRequestNarration {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PayBeneficiaryApiRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PayBeneficiaryApiRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryApiRequestNarration {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PayBeneficiaryIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PayBeneficiaryIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PayBeneficiaryIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PayBeneficiaryIdempotencyKey> for ::std::string::String {
+        fn from(value: PayBeneficiaryIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PayBeneficiaryIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PayBeneficiaryIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PayBeneficiaryIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PayBeneficiaryRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct PayBeneficiaryRequest {
+        pub amount: RequestAmount,
+        ///The saved beneficiary (`create_beneficiary`).
+        pub beneficiary_id: ::uuid::Uuid,
+        ///Shown in the records of sender and recipient.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub narration: ::std::option::Option<PayBeneficiaryRequestNarration>,
+        pub otp: Otp,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+        pub source_account_number: AccountNumber,
+    }
+    impl PayBeneficiaryRequest {
+        pub fn builder() -> builder::PayBeneficiaryRequest {
+            Default::default()
+        }
+    }
+    ///Shown in the records of sender and recipient.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PayBeneficiaryRequestNarration(::std::string::String);
+    impl ::std::ops::Deref for PayBeneficiaryRequestNarration {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PayBeneficiaryRequestNarration> for ::std::string::String {
+        fn from(value: PayBeneficiaryRequestNarration) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PayBeneficiaryRequestNarration {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PayBeneficiaryRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PayBeneficiaryRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryRequestNarration {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///`Permission`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Permission {
@@ -8758,6 +10752,77 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
     impl RegenerateSecretResponse {
         pub fn builder() -> builder::RegenerateSecretResponse {
             Default::default()
+        }
+    }
+    ///`RejectBulkTransferRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct RejectBulkTransferRequest {
+        pub bulk_transfer_id: ::uuid::Uuid,
+        pub reason: RejectBulkTransferRequestReason,
+    }
+    impl RejectBulkTransferRequest {
+        pub fn builder() -> builder::RejectBulkTransferRequest {
+            Default::default()
+        }
+    }
+    ///`RejectBulkTransferRequestReason`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RejectBulkTransferRequestReason(::std::string::String);
+    impl ::std::ops::Deref for RejectBulkTransferRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RejectBulkTransferRequestReason>
+    for ::std::string::String {
+        fn from(value: RejectBulkTransferRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RejectBulkTransferRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RejectBulkTransferRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for RejectBulkTransferRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RejectBulkTransferRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///`RejectTransferRequest`
@@ -9276,6 +11341,44 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///An account the business saved to pay again (`create_beneficiary`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SavedBeneficiary {
+        ///The holder's name, as the bank gave it when it was last looked up.
+        pub account_name: ::std::string::String,
+        pub account_number: ::std::string::String,
+        pub bank_code: ::std::string::String,
+        pub bank_name: ::std::string::String,
+        pub beneficiary_id: ::uuid::Uuid,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The member who saved it, or `integration`.
+        pub created_by: ::std::string::String,
+        ///When the holder's name was last looked up.
+        pub enquired_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub nickname: ::std::option::Option<::std::string::String>,
+        pub transfer_type: TransferType,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl SavedBeneficiary {
+        pub fn builder() -> builder::SavedBeneficiary {
+            Default::default()
+        }
+    }
+    ///Success envelope of `create_beneficiary`, `delete_beneficiary` and their integration twins.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SavedBeneficiaryResponse {
+        pub data: SavedBeneficiary,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl SavedBeneficiaryResponse {
+        pub fn builder() -> builder::SavedBeneficiaryResponse {
+            Default::default()
         }
     }
     ///`SettlementFilters`
@@ -11613,6 +13716,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         AccountStatusChangedEvent(AccountStatusChangedEvent),
         CollectionEvent(CollectionEvent),
         ExportEvent(ExportEvent),
+        BulkTransferEvent(BulkTransferEvent),
         TransferEvent(TransferEvent),
         TestEvent(TestEvent),
     }
@@ -11634,6 +13738,11 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
     impl ::std::convert::From<ExportEvent> for WebhookEvent {
         fn from(value: ExportEvent) -> Self {
             Self::ExportEvent(value)
+        }
+    }
+    impl ::std::convert::From<BulkTransferEvent> for WebhookEvent {
+        fn from(value: BulkTransferEvent) -> Self {
+            Self::BulkTransferEvent(value)
         }
     }
     impl ::std::convert::From<TransferEvent> for WebhookEvent {
@@ -11688,6 +13797,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         ExportReady,
         #[serde(rename = "export.failed")]
         ExportFailed,
+        #[serde(rename = "bulk_transfer.validated")]
+        BulkTransferValidated,
+        #[serde(rename = "bulk_transfer.completed")]
+        BulkTransferCompleted,
         #[serde(rename = "transfer.pending_approval")]
         TransferPendingApproval,
         #[serde(rename = "transfer.rejected")]
@@ -11713,6 +13826,8 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self::CollectionReceived => f.write_str("collection.received"),
                 Self::ExportReady => f.write_str("export.ready"),
                 Self::ExportFailed => f.write_str("export.failed"),
+                Self::BulkTransferValidated => f.write_str("bulk_transfer.validated"),
+                Self::BulkTransferCompleted => f.write_str("bulk_transfer.completed"),
                 Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
                 Self::TransferRejected => f.write_str("transfer.rejected"),
                 Self::TransferSuccess => f.write_str("transfer.success"),
@@ -11735,6 +13850,8 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 "collection.received" => Ok(Self::CollectionReceived),
                 "export.ready" => Ok(Self::ExportReady),
                 "export.failed" => Ok(Self::ExportFailed),
+                "bulk_transfer.validated" => Ok(Self::BulkTransferValidated),
+                "bulk_transfer.completed" => Ok(Self::BulkTransferCompleted),
                 "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
                 "transfer.rejected" => Ok(Self::TransferRejected),
                 "transfer.success" => Ok(Self::TransferSuccess),
@@ -14515,6 +16632,70 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct ApproveBulkTransferRequest {
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            otp: ::std::result::Result<super::Otp, ::std::string::String>,
+        }
+        impl ::std::default::Default for ApproveBulkTransferRequest {
+            fn default() -> Self {
+                Self {
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                    otp: Err("no value supplied for otp".to_string()),
+                }
+            }
+        }
+        impl ApproveBulkTransferRequest {
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn otp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Otp>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.otp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for otp: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ApproveBulkTransferRequest>
+        for super::ApproveBulkTransferRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ApproveBulkTransferRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                    otp: value.otp?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ApproveBulkTransferRequest>
+        for ApproveBulkTransferRequest {
+            fn from(value: super::ApproveBulkTransferRequest) -> Self {
+                Self {
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                    otp: Ok(value.otp),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct ApproveTransferRequest {
             otp: ::std::result::Result<super::Otp, ::std::string::String>,
             reference_number: ::std::result::Result<
@@ -15046,6 +17227,188 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct AuthorizeBulkTransferApiRequest {
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            item_count: ::std::result::Result<
+                ::std::num::NonZeroU64,
+                ::std::string::String,
+            >,
+            total: ::std::result::Result<super::Amount, ::std::string::String>,
+        }
+        impl ::std::default::Default for AuthorizeBulkTransferApiRequest {
+            fn default() -> Self {
+                Self {
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                    item_count: Err("no value supplied for item_count".to_string()),
+                    total: Err("no value supplied for total".to_string()),
+                }
+            }
+        }
+        impl AuthorizeBulkTransferApiRequest {
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn item_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.item_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for item_count: {e}")
+                    });
+                self
+            }
+            pub fn total<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for total: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AuthorizeBulkTransferApiRequest>
+        for super::AuthorizeBulkTransferApiRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AuthorizeBulkTransferApiRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                    item_count: value.item_count?,
+                    total: value.total?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AuthorizeBulkTransferApiRequest>
+        for AuthorizeBulkTransferApiRequest {
+            fn from(value: super::AuthorizeBulkTransferApiRequest) -> Self {
+                Self {
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                    item_count: Ok(value.item_count),
+                    total: Ok(value.total),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct AuthorizeBulkTransferRequest {
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            item_count: ::std::result::Result<
+                ::std::num::NonZeroU64,
+                ::std::string::String,
+            >,
+            otp: ::std::result::Result<super::Otp, ::std::string::String>,
+            total: ::std::result::Result<super::Amount, ::std::string::String>,
+        }
+        impl ::std::default::Default for AuthorizeBulkTransferRequest {
+            fn default() -> Self {
+                Self {
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                    item_count: Err("no value supplied for item_count".to_string()),
+                    otp: Err("no value supplied for otp".to_string()),
+                    total: Err("no value supplied for total".to_string()),
+                }
+            }
+        }
+        impl AuthorizeBulkTransferRequest {
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn item_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.item_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for item_count: {e}")
+                    });
+                self
+            }
+            pub fn otp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Otp>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.otp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for otp: {e}")
+                    });
+                self
+            }
+            pub fn total<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for total: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AuthorizeBulkTransferRequest>
+        for super::AuthorizeBulkTransferRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AuthorizeBulkTransferRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                    item_count: value.item_count?,
+                    otp: value.otp?,
+                    total: value.total?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AuthorizeBulkTransferRequest>
+        for AuthorizeBulkTransferRequest {
+            fn from(value: super::AuthorizeBulkTransferRequest) -> Self {
+                Self {
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                    item_count: Ok(value.item_count),
+                    otp: Ok(value.otp),
+                    total: Ok(value.total),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Bank {
             cbn_code: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
@@ -15138,6 +17501,1719 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     code: Ok(value.code),
                     name: Ok(value.name),
                     updated_at: Ok(value.updated_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BeneficiaryIdRequest {
+            beneficiary_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+        }
+        impl ::std::default::Default for BeneficiaryIdRequest {
+            fn default() -> Self {
+                Self {
+                    beneficiary_id: Err(
+                        "no value supplied for beneficiary_id".to_string(),
+                    ),
+                }
+            }
+        }
+        impl BeneficiaryIdRequest {
+            pub fn beneficiary_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_id: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BeneficiaryIdRequest>
+        for super::BeneficiaryIdRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BeneficiaryIdRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    beneficiary_id: value.beneficiary_id?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BeneficiaryIdRequest> for BeneficiaryIdRequest {
+            fn from(value: super::BeneficiaryIdRequest) -> Self {
+                Self {
+                    beneficiary_id: Ok(value.beneficiary_id),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransfer {
+            authorised_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            authorised_by: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            authorised_by_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            cancelled_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            completed_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            counts: ::std::result::Result<
+                super::BulkTransferCounts,
+                ::std::string::String,
+            >,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            created_by: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            created_by_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            created_via: ::std::result::Result<
+                super::BulkTransferCreatedVia,
+                ::std::string::String,
+            >,
+            expires_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            narration: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            on_invalid: ::std::result::Result<
+                super::BulkOnInvalid,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            review_reason: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            reviewed_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            reviewed_by: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            reviewed_by_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<
+                super::BulkTransferStatus,
+                ::std::string::String,
+            >,
+            totals: ::std::result::Result<
+                super::BulkTransferTotals,
+                ::std::string::String,
+            >,
+            updated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            validated_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for BulkTransfer {
+            fn default() -> Self {
+                Self {
+                    authorised_at: Err(
+                        "no value supplied for authorised_at".to_string(),
+                    ),
+                    authorised_by: Err(
+                        "no value supplied for authorised_by".to_string(),
+                    ),
+                    authorised_by_name: Err(
+                        "no value supplied for authorised_by_name".to_string(),
+                    ),
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                    cancelled_at: Err("no value supplied for cancelled_at".to_string()),
+                    completed_at: Err("no value supplied for completed_at".to_string()),
+                    counts: Err("no value supplied for counts".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    created_by: Err("no value supplied for created_by".to_string()),
+                    created_by_name: Err(
+                        "no value supplied for created_by_name".to_string(),
+                    ),
+                    created_via: Err("no value supplied for created_via".to_string()),
+                    expires_at: Err("no value supplied for expires_at".to_string()),
+                    narration: Err("no value supplied for narration".to_string()),
+                    on_invalid: Err("no value supplied for on_invalid".to_string()),
+                    reference: Err("no value supplied for reference".to_string()),
+                    review_reason: Err(
+                        "no value supplied for review_reason".to_string(),
+                    ),
+                    reviewed_at: Err("no value supplied for reviewed_at".to_string()),
+                    reviewed_by: Err("no value supplied for reviewed_by".to_string()),
+                    reviewed_by_name: Err(
+                        "no value supplied for reviewed_by_name".to_string(),
+                    ),
+                    source_account_number: Err(
+                        "no value supplied for source_account_number".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                    totals: Err("no value supplied for totals".to_string()),
+                    updated_at: Err("no value supplied for updated_at".to_string()),
+                    validated_at: Err("no value supplied for validated_at".to_string()),
+                }
+            }
+        }
+        impl BulkTransfer {
+            pub fn authorised_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.authorised_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for authorised_at: {e}")
+                    });
+                self
+            }
+            pub fn authorised_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.authorised_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for authorised_by: {e}")
+                    });
+                self
+            }
+            pub fn authorised_by_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.authorised_by_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for authorised_by_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cancelled_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cancelled_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cancelled_at: {e}")
+                    });
+                self
+            }
+            pub fn completed_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.completed_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for completed_at: {e}")
+                    });
+                self
+            }
+            pub fn counts<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransferCounts>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.counts = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for counts: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn created_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_by: {e}")
+                    });
+                self
+            }
+            pub fn created_by_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_by_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for created_by_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn created_via<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransferCreatedVia>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_via = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_via: {e}")
+                    });
+                self
+            }
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for expires_at: {e}")
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn on_invalid<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkOnInvalid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.on_invalid = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for on_invalid: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn review_reason<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.review_reason = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for review_reason: {e}")
+                    });
+                self
+            }
+            pub fn reviewed_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reviewed_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reviewed_at: {e}")
+                    });
+                self
+            }
+            pub fn reviewed_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reviewed_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reviewed_by: {e}")
+                    });
+                self
+            }
+            pub fn reviewed_by_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reviewed_by_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reviewed_by_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransferStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn totals<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransferTotals>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.totals = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for totals: {e}")
+                    });
+                self
+            }
+            pub fn updated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.updated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for updated_at: {e}")
+                    });
+                self
+            }
+            pub fn validated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.validated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for validated_at: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransfer> for super::BulkTransfer {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransfer,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    authorised_at: value.authorised_at?,
+                    authorised_by: value.authorised_by?,
+                    authorised_by_name: value.authorised_by_name?,
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                    cancelled_at: value.cancelled_at?,
+                    completed_at: value.completed_at?,
+                    counts: value.counts?,
+                    created_at: value.created_at?,
+                    created_by: value.created_by?,
+                    created_by_name: value.created_by_name?,
+                    created_via: value.created_via?,
+                    expires_at: value.expires_at?,
+                    narration: value.narration?,
+                    on_invalid: value.on_invalid?,
+                    reference: value.reference?,
+                    review_reason: value.review_reason?,
+                    reviewed_at: value.reviewed_at?,
+                    reviewed_by: value.reviewed_by?,
+                    reviewed_by_name: value.reviewed_by_name?,
+                    source_account_number: value.source_account_number?,
+                    status: value.status?,
+                    totals: value.totals?,
+                    updated_at: value.updated_at?,
+                    validated_at: value.validated_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransfer> for BulkTransfer {
+            fn from(value: super::BulkTransfer) -> Self {
+                Self {
+                    authorised_at: Ok(value.authorised_at),
+                    authorised_by: Ok(value.authorised_by),
+                    authorised_by_name: Ok(value.authorised_by_name),
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                    cancelled_at: Ok(value.cancelled_at),
+                    completed_at: Ok(value.completed_at),
+                    counts: Ok(value.counts),
+                    created_at: Ok(value.created_at),
+                    created_by: Ok(value.created_by),
+                    created_by_name: Ok(value.created_by_name),
+                    created_via: Ok(value.created_via),
+                    expires_at: Ok(value.expires_at),
+                    narration: Ok(value.narration),
+                    on_invalid: Ok(value.on_invalid),
+                    reference: Ok(value.reference),
+                    review_reason: Ok(value.review_reason),
+                    reviewed_at: Ok(value.reviewed_at),
+                    reviewed_by: Ok(value.reviewed_by),
+                    reviewed_by_name: Ok(value.reviewed_by_name),
+                    source_account_number: Ok(value.source_account_number),
+                    status: Ok(value.status),
+                    totals: Ok(value.totals),
+                    updated_at: Ok(value.updated_at),
+                    validated_at: Ok(value.validated_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferCounts {
+            failed: ::std::result::Result<u64, ::std::string::String>,
+            invalid: ::std::result::Result<u64, ::std::string::String>,
+            items: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            pending: ::std::result::Result<u64, ::std::string::String>,
+            processing: ::std::result::Result<u64, ::std::string::String>,
+            reversed: ::std::result::Result<u64, ::std::string::String>,
+            succeeded: ::std::result::Result<u64, ::std::string::String>,
+            valid: ::std::result::Result<u64, ::std::string::String>,
+        }
+        impl ::std::default::Default for BulkTransferCounts {
+            fn default() -> Self {
+                Self {
+                    failed: Err("no value supplied for failed".to_string()),
+                    invalid: Err("no value supplied for invalid".to_string()),
+                    items: Err("no value supplied for items".to_string()),
+                    pending: Err("no value supplied for pending".to_string()),
+                    processing: Err("no value supplied for processing".to_string()),
+                    reversed: Err("no value supplied for reversed".to_string()),
+                    succeeded: Err("no value supplied for succeeded".to_string()),
+                    valid: Err("no value supplied for valid".to_string()),
+                }
+            }
+        }
+        impl BulkTransferCounts {
+            pub fn failed<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failed = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for failed: {e}")
+                    });
+                self
+            }
+            pub fn invalid<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.invalid = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for invalid: {e}")
+                    });
+                self
+            }
+            pub fn items<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.items = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for items: {e}")
+                    });
+                self
+            }
+            pub fn pending<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pending = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pending: {e}")
+                    });
+                self
+            }
+            pub fn processing<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.processing = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for processing: {e}")
+                    });
+                self
+            }
+            pub fn reversed<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reversed = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reversed: {e}")
+                    });
+                self
+            }
+            pub fn succeeded<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.succeeded = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for succeeded: {e}")
+                    });
+                self
+            }
+            pub fn valid<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.valid = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for valid: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferCounts> for super::BulkTransferCounts {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferCounts,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    failed: value.failed?,
+                    invalid: value.invalid?,
+                    items: value.items?,
+                    pending: value.pending?,
+                    processing: value.processing?,
+                    reversed: value.reversed?,
+                    succeeded: value.succeeded?,
+                    valid: value.valid?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferCounts> for BulkTransferCounts {
+            fn from(value: super::BulkTransferCounts) -> Self {
+                Self {
+                    failed: Ok(value.failed),
+                    invalid: Ok(value.invalid),
+                    items: Ok(value.items),
+                    pending: Ok(value.pending),
+                    processing: Ok(value.processing),
+                    reversed: Ok(value.reversed),
+                    succeeded: Ok(value.succeeded),
+                    valid: Ok(value.valid),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferEvent {
+            data: ::std::result::Result<super::BulkTransfer, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            timestamp: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<
+                super::BulkTransferEventType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for BulkTransferEvent {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    timestamp: Err("no value supplied for timestamp".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl BulkTransferEvent {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransfer>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn timestamp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.timestamp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for timestamp: {e}")
+                    });
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransferEventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferEvent> for super::BulkTransferEvent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferEvent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    id: value.id?,
+                    timestamp: value.timestamp?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferEvent> for BulkTransferEvent {
+            fn from(value: super::BulkTransferEvent) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    id: Ok(value.id),
+                    timestamp: Ok(value.timestamp),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferIdRequest {
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+        }
+        impl ::std::default::Default for BulkTransferIdRequest {
+            fn default() -> Self {
+                Self {
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                }
+            }
+        }
+        impl BulkTransferIdRequest {
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferIdRequest>
+        for super::BulkTransferIdRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferIdRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferIdRequest>
+        for BulkTransferIdRequest {
+            fn from(value: super::BulkTransferIdRequest) -> Self {
+                Self {
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferItem {
+            account_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            account_number: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            amount: ::std::result::Result<super::Amount, ::std::string::String>,
+            bank_code: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            bank_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            beneficiary_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            confirmed_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            enquired_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            failure_code: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            failure_message: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            fee: ::std::result::Result<
+                ::std::option::Option<super::BulkTransferItemFee>,
+                ::std::string::String,
+            >,
+            index: ::std::result::Result<u64, ::std::string::String>,
+            narration: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            outcome: ::std::result::Result<
+                super::BulkItemOutcome,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            reference_number: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            refusal_code: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            refusal_message: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            transfer_type: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            validation: ::std::result::Result<
+                super::BulkItemValidation,
+                ::std::string::String,
+            >,
+            vat: ::std::result::Result<
+                ::std::option::Option<super::BulkTransferItemVat>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for BulkTransferItem {
+            fn default() -> Self {
+                Self {
+                    account_name: Err("no value supplied for account_name".to_string()),
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    amount: Err("no value supplied for amount".to_string()),
+                    bank_code: Err("no value supplied for bank_code".to_string()),
+                    bank_name: Err("no value supplied for bank_name".to_string()),
+                    beneficiary_id: Err(
+                        "no value supplied for beneficiary_id".to_string(),
+                    ),
+                    confirmed_name: Err(
+                        "no value supplied for confirmed_name".to_string(),
+                    ),
+                    enquired_at: Err("no value supplied for enquired_at".to_string()),
+                    failure_code: Err("no value supplied for failure_code".to_string()),
+                    failure_message: Err(
+                        "no value supplied for failure_message".to_string(),
+                    ),
+                    fee: Err("no value supplied for fee".to_string()),
+                    index: Err("no value supplied for index".to_string()),
+                    narration: Err("no value supplied for narration".to_string()),
+                    outcome: Err("no value supplied for outcome".to_string()),
+                    reference: Err("no value supplied for reference".to_string()),
+                    reference_number: Err(
+                        "no value supplied for reference_number".to_string(),
+                    ),
+                    refusal_code: Err("no value supplied for refusal_code".to_string()),
+                    refusal_message: Err(
+                        "no value supplied for refusal_message".to_string(),
+                    ),
+                    transfer_id: Err("no value supplied for transfer_id".to_string()),
+                    transfer_type: Err(
+                        "no value supplied for transfer_type".to_string(),
+                    ),
+                    validation: Err("no value supplied for validation".to_string()),
+                    vat: Err("no value supplied for vat".to_string()),
+                }
+            }
+        }
+        impl BulkTransferItem {
+            pub fn account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for account_name: {e}")
+                    });
+                self
+            }
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_name: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn confirmed_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.confirmed_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for confirmed_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn enquired_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.enquired_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for enquired_at: {e}")
+                    });
+                self
+            }
+            pub fn failure_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failure_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for failure_code: {e}")
+                    });
+                self
+            }
+            pub fn failure_message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failure_message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for failure_message: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn fee<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::BulkTransferItemFee>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.fee = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for fee: {e}")
+                    });
+                self
+            }
+            pub fn index<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.index = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for index: {e}")
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn outcome<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkItemOutcome>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.outcome = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for outcome: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn reference_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reference_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn refusal_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.refusal_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for refusal_code: {e}")
+                    });
+                self
+            }
+            pub fn refusal_message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.refusal_message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for refusal_message: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for transfer_id: {e}")
+                    });
+                self
+            }
+            pub fn transfer_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for transfer_type: {e}")
+                    });
+                self
+            }
+            pub fn validation<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkItemValidation>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.validation = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for validation: {e}")
+                    });
+                self
+            }
+            pub fn vat<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::BulkTransferItemVat>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.vat = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for vat: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferItem> for super::BulkTransferItem {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferItem,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_name: value.account_name?,
+                    account_number: value.account_number?,
+                    amount: value.amount?,
+                    bank_code: value.bank_code?,
+                    bank_name: value.bank_name?,
+                    beneficiary_id: value.beneficiary_id?,
+                    confirmed_name: value.confirmed_name?,
+                    enquired_at: value.enquired_at?,
+                    failure_code: value.failure_code?,
+                    failure_message: value.failure_message?,
+                    fee: value.fee?,
+                    index: value.index?,
+                    narration: value.narration?,
+                    outcome: value.outcome?,
+                    reference: value.reference?,
+                    reference_number: value.reference_number?,
+                    refusal_code: value.refusal_code?,
+                    refusal_message: value.refusal_message?,
+                    transfer_id: value.transfer_id?,
+                    transfer_type: value.transfer_type?,
+                    validation: value.validation?,
+                    vat: value.vat?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferItem> for BulkTransferItem {
+            fn from(value: super::BulkTransferItem) -> Self {
+                Self {
+                    account_name: Ok(value.account_name),
+                    account_number: Ok(value.account_number),
+                    amount: Ok(value.amount),
+                    bank_code: Ok(value.bank_code),
+                    bank_name: Ok(value.bank_name),
+                    beneficiary_id: Ok(value.beneficiary_id),
+                    confirmed_name: Ok(value.confirmed_name),
+                    enquired_at: Ok(value.enquired_at),
+                    failure_code: Ok(value.failure_code),
+                    failure_message: Ok(value.failure_message),
+                    fee: Ok(value.fee),
+                    index: Ok(value.index),
+                    narration: Ok(value.narration),
+                    outcome: Ok(value.outcome),
+                    reference: Ok(value.reference),
+                    reference_number: Ok(value.reference_number),
+                    refusal_code: Ok(value.refusal_code),
+                    refusal_message: Ok(value.refusal_message),
+                    transfer_id: Ok(value.transfer_id),
+                    transfer_type: Ok(value.transfer_type),
+                    validation: Ok(value.validation),
+                    vat: Ok(value.vat),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferItemRequest {
+            account_name: ::std::result::Result<
+                ::std::option::Option<super::BulkTransferItemRequestAccountName>,
+                ::std::string::String,
+            >,
+            account_number: ::std::result::Result<
+                ::std::option::Option<super::AccountNumber>,
+                ::std::string::String,
+            >,
+            amount: ::std::result::Result<super::RequestAmount, ::std::string::String>,
+            bank_code: ::std::result::Result<
+                ::std::option::Option<super::BankCode>,
+                ::std::string::String,
+            >,
+            beneficiary_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            narration: ::std::result::Result<
+                ::std::option::Option<super::BulkTransferItemRequestNarration>,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for BulkTransferItemRequest {
+            fn default() -> Self {
+                Self {
+                    account_name: Ok(Default::default()),
+                    account_number: Ok(Default::default()),
+                    amount: Err("no value supplied for amount".to_string()),
+                    bank_code: Ok(Default::default()),
+                    beneficiary_id: Ok(Default::default()),
+                    narration: Ok(Default::default()),
+                    reference: Ok(Default::default()),
+                }
+            }
+        }
+        impl BulkTransferItemRequest {
+            pub fn account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::BulkTransferItemRequestAccountName>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for account_name: {e}")
+                    });
+                self
+            }
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::AccountNumber>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequestAmount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::BankCode>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::BulkTransferItemRequestNarration>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferItemRequest>
+        for super::BulkTransferItemRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferItemRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_name: value.account_name?,
+                    account_number: value.account_number?,
+                    amount: value.amount?,
+                    bank_code: value.bank_code?,
+                    beneficiary_id: value.beneficiary_id?,
+                    narration: value.narration?,
+                    reference: value.reference?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferItemRequest>
+        for BulkTransferItemRequest {
+            fn from(value: super::BulkTransferItemRequest) -> Self {
+                Self {
+                    account_name: Ok(value.account_name),
+                    account_number: Ok(value.account_number),
+                    amount: Ok(value.amount),
+                    bank_code: Ok(value.bank_code),
+                    beneficiary_id: Ok(value.beneficiary_id),
+                    narration: Ok(value.narration),
+                    reference: Ok(value.reference),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferResponse {
+            data: ::std::result::Result<super::BulkTransfer, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for BulkTransferResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl BulkTransferResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkTransfer>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferResponse>
+        for super::BulkTransferResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferResponse> for BulkTransferResponse {
+            fn from(value: super::BulkTransferResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct BulkTransferTotals {
+            amount: ::std::result::Result<super::Amount, ::std::string::String>,
+            fees: ::std::result::Result<super::Amount, ::std::string::String>,
+            released: ::std::result::Result<super::Amount, ::std::string::String>,
+            reserved: ::std::result::Result<super::Amount, ::std::string::String>,
+            total: ::std::result::Result<super::Amount, ::std::string::String>,
+            vat: ::std::result::Result<super::Amount, ::std::string::String>,
+        }
+        impl ::std::default::Default for BulkTransferTotals {
+            fn default() -> Self {
+                Self {
+                    amount: Err("no value supplied for amount".to_string()),
+                    fees: Err("no value supplied for fees".to_string()),
+                    released: Err("no value supplied for released".to_string()),
+                    reserved: Err("no value supplied for reserved".to_string()),
+                    total: Err("no value supplied for total".to_string()),
+                    vat: Err("no value supplied for vat".to_string()),
+                }
+            }
+        }
+        impl BulkTransferTotals {
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn fees<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.fees = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for fees: {e}")
+                    });
+                self
+            }
+            pub fn released<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.released = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for released: {e}")
+                    });
+                self
+            }
+            pub fn reserved<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reserved = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reserved: {e}")
+                    });
+                self
+            }
+            pub fn total<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for total: {e}")
+                    });
+                self
+            }
+            pub fn vat<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.vat = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for vat: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<BulkTransferTotals> for super::BulkTransferTotals {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: BulkTransferTotals,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount: value.amount?,
+                    fees: value.fees?,
+                    released: value.released?,
+                    reserved: value.reserved?,
+                    total: value.total?,
+                    vat: value.vat?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::BulkTransferTotals> for BulkTransferTotals {
+            fn from(value: super::BulkTransferTotals) -> Self {
+                Self {
+                    amount: Ok(value.amount),
+                    fees: Ok(value.fees),
+                    released: Ok(value.released),
+                    reserved: Ok(value.reserved),
+                    total: Ok(value.total),
+                    vat: Ok(value.vat),
                 }
             }
         }
@@ -16324,6 +20400,246 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     message: Ok(value.message),
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateBeneficiaryRequest {
+            account_name: ::std::result::Result<
+                super::CreateBeneficiaryRequestAccountName,
+                ::std::string::String,
+            >,
+            account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            bank_code: ::std::result::Result<super::BankCode, ::std::string::String>,
+            nickname: ::std::result::Result<
+                ::std::option::Option<super::CreateBeneficiaryRequestNickname>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CreateBeneficiaryRequest {
+            fn default() -> Self {
+                Self {
+                    account_name: Err("no value supplied for account_name".to_string()),
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    bank_code: Err("no value supplied for bank_code".to_string()),
+                    nickname: Ok(Default::default()),
+                }
+            }
+        }
+        impl CreateBeneficiaryRequest {
+            pub fn account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::CreateBeneficiaryRequestAccountName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for account_name: {e}")
+                    });
+                self
+            }
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BankCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn nickname<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::CreateBeneficiaryRequestNickname>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.nickname = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for nickname: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateBeneficiaryRequest>
+        for super::CreateBeneficiaryRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateBeneficiaryRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_name: value.account_name?,
+                    account_number: value.account_number?,
+                    bank_code: value.bank_code?,
+                    nickname: value.nickname?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateBeneficiaryRequest>
+        for CreateBeneficiaryRequest {
+            fn from(value: super::CreateBeneficiaryRequest) -> Self {
+                Self {
+                    account_name: Ok(value.account_name),
+                    account_number: Ok(value.account_number),
+                    bank_code: Ok(value.bank_code),
+                    nickname: Ok(value.nickname),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateBulkTransferRequest {
+            items: ::std::result::Result<
+                ::std::vec::Vec<super::BulkTransferItemRequest>,
+                ::std::string::String,
+            >,
+            narration: ::std::result::Result<
+                ::std::option::Option<super::CreateBulkTransferRequestNarration>,
+                ::std::string::String,
+            >,
+            on_invalid: ::std::result::Result<
+                super::BulkOnInvalid,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CreateBulkTransferRequest {
+            fn default() -> Self {
+                Self {
+                    items: Err("no value supplied for items".to_string()),
+                    narration: Ok(Default::default()),
+                    on_invalid: Err("no value supplied for on_invalid".to_string()),
+                    reference: Ok(Default::default()),
+                    source_account_number: Err(
+                        "no value supplied for source_account_number".to_string(),
+                    ),
+                }
+            }
+        }
+        impl CreateBulkTransferRequest {
+            pub fn items<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::vec::Vec<super::BulkTransferItemRequest>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.items = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for items: {e}")
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::CreateBulkTransferRequestNarration>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn on_invalid<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BulkOnInvalid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.on_invalid = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for on_invalid: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateBulkTransferRequest>
+        for super::CreateBulkTransferRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateBulkTransferRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    items: value.items?,
+                    narration: value.narration?,
+                    on_invalid: value.on_invalid?,
+                    reference: value.reference?,
+                    source_account_number: value.source_account_number?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateBulkTransferRequest>
+        for CreateBulkTransferRequest {
+            fn from(value: super::CreateBulkTransferRequest) -> Self {
+                Self {
+                    items: Ok(value.items),
+                    narration: Ok(value.narration),
+                    on_invalid: Ok(value.on_invalid),
+                    reference: Ok(value.reference),
+                    source_account_number: Ok(value.source_account_number),
                 }
             }
         }
@@ -20460,6 +24776,699 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self {
                     data: Ok(value.data),
                     message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchBeneficiariesRequest {
+            bank_code: ::std::result::Result<
+                ::std::option::Option<super::BankCode>,
+                ::std::string::String,
+            >,
+            cursor_created_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            cursor_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            limit: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            search: ::std::result::Result<
+                ::std::option::Option<super::FetchBeneficiariesRequestSearch>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FetchBeneficiariesRequest {
+            fn default() -> Self {
+                Self {
+                    bank_code: Ok(Default::default()),
+                    cursor_created_at: Ok(Default::default()),
+                    cursor_id: Ok(Default::default()),
+                    limit: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                    ),
+                    search: Ok(Default::default()),
+                }
+            }
+        }
+        impl FetchBeneficiariesRequest {
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::BankCode>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn cursor_created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for cursor_created_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cursor_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cursor_id: {e}")
+                    });
+                self
+            }
+            pub fn limit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limit: {e}")
+                    });
+                self
+            }
+            pub fn search<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::FetchBeneficiariesRequestSearch>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.search = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for search: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBeneficiariesRequest>
+        for super::FetchBeneficiariesRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBeneficiariesRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bank_code: value.bank_code?,
+                    cursor_created_at: value.cursor_created_at?,
+                    cursor_id: value.cursor_id?,
+                    limit: value.limit?,
+                    search: value.search?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBeneficiariesRequest>
+        for FetchBeneficiariesRequest {
+            fn from(value: super::FetchBeneficiariesRequest) -> Self {
+                Self {
+                    bank_code: Ok(value.bank_code),
+                    cursor_created_at: Ok(value.cursor_created_at),
+                    cursor_id: Ok(value.cursor_id),
+                    limit: Ok(value.limit),
+                    search: Ok(value.search),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchBeneficiariesResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::SavedBeneficiary>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchBeneficiariesResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchBeneficiariesResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::SavedBeneficiary>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBeneficiariesResponse>
+        for super::FetchBeneficiariesResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBeneficiariesResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBeneficiariesResponse>
+        for FetchBeneficiariesResponse {
+            fn from(value: super::FetchBeneficiariesResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchBulkTransferItemsRequest {
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            page: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            page_size: ::std::result::Result<
+                ::std::num::NonZeroU64,
+                ::std::string::String,
+            >,
+            validation: ::std::result::Result<
+                ::std::option::Option<super::BulkItemValidation>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FetchBulkTransferItemsRequest {
+            fn default() -> Self {
+                Self {
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                    page: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 1>(),
+                    ),
+                    page_size: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                    ),
+                    validation: Ok(Default::default()),
+                }
+            }
+        }
+        impl FetchBulkTransferItemsRequest {
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.page = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for page: {e}")
+                    });
+                self
+            }
+            pub fn page_size<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.page_size = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for page_size: {e}")
+                    });
+                self
+            }
+            pub fn validation<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::BulkItemValidation>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.validation = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for validation: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBulkTransferItemsRequest>
+        for super::FetchBulkTransferItemsRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBulkTransferItemsRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                    page: value.page?,
+                    page_size: value.page_size?,
+                    validation: value.validation?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBulkTransferItemsRequest>
+        for FetchBulkTransferItemsRequest {
+            fn from(value: super::FetchBulkTransferItemsRequest) -> Self {
+                Self {
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                    page: Ok(value.page),
+                    page_size: Ok(value.page_size),
+                    validation: Ok(value.validation),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchBulkTransferItemsResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::BulkTransferItem>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchBulkTransferItemsResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchBulkTransferItemsResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::BulkTransferItem>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBulkTransferItemsResponse>
+        for super::FetchBulkTransferItemsResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBulkTransferItemsResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBulkTransferItemsResponse>
+        for FetchBulkTransferItemsResponse {
+            fn from(value: super::FetchBulkTransferItemsResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchBulkTransfersRequest {
+            cursor_created_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            cursor_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            limit: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            status: ::std::result::Result<
+                ::std::option::Option<super::BulkTransferStatus>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FetchBulkTransfersRequest {
+            fn default() -> Self {
+                Self {
+                    cursor_created_at: Ok(Default::default()),
+                    cursor_id: Ok(Default::default()),
+                    limit: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                    ),
+                    status: Ok(Default::default()),
+                }
+            }
+        }
+        impl FetchBulkTransfersRequest {
+            pub fn cursor_created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for cursor_created_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cursor_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cursor_id: {e}")
+                    });
+                self
+            }
+            pub fn limit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limit: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::BulkTransferStatus>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBulkTransfersRequest>
+        for super::FetchBulkTransfersRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBulkTransfersRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    cursor_created_at: value.cursor_created_at?,
+                    cursor_id: value.cursor_id?,
+                    limit: value.limit?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBulkTransfersRequest>
+        for FetchBulkTransfersRequest {
+            fn from(value: super::FetchBulkTransfersRequest) -> Self {
+                Self {
+                    cursor_created_at: Ok(value.cursor_created_at),
+                    cursor_id: Ok(value.cursor_id),
+                    limit: Ok(value.limit),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchBulkTransfersResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::BulkTransfer>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchBulkTransfersResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchBulkTransfersResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::BulkTransfer>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBulkTransfersResponse>
+        for super::FetchBulkTransfersResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBulkTransfersResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBulkTransfersResponse>
+        for FetchBulkTransfersResponse {
+            fn from(value: super::FetchBulkTransfersResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
                 }
@@ -28069,6 +33078,280 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct PayBeneficiaryApiRequest {
+            amount: ::std::result::Result<super::RequestAmount, ::std::string::String>,
+            beneficiary_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            narration: ::std::result::Result<
+                ::std::option::Option<super::PayBeneficiaryApiRequestNarration>,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for PayBeneficiaryApiRequest {
+            fn default() -> Self {
+                Self {
+                    amount: Err("no value supplied for amount".to_string()),
+                    beneficiary_id: Err(
+                        "no value supplied for beneficiary_id".to_string(),
+                    ),
+                    narration: Ok(Default::default()),
+                    reference: Ok(Default::default()),
+                    source_account_number: Err(
+                        "no value supplied for source_account_number".to_string(),
+                    ),
+                }
+            }
+        }
+        impl PayBeneficiaryApiRequest {
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequestAmount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::PayBeneficiaryApiRequestNarration>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PayBeneficiaryApiRequest>
+        for super::PayBeneficiaryApiRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PayBeneficiaryApiRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount: value.amount?,
+                    beneficiary_id: value.beneficiary_id?,
+                    narration: value.narration?,
+                    reference: value.reference?,
+                    source_account_number: value.source_account_number?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::PayBeneficiaryApiRequest>
+        for PayBeneficiaryApiRequest {
+            fn from(value: super::PayBeneficiaryApiRequest) -> Self {
+                Self {
+                    amount: Ok(value.amount),
+                    beneficiary_id: Ok(value.beneficiary_id),
+                    narration: Ok(value.narration),
+                    reference: Ok(value.reference),
+                    source_account_number: Ok(value.source_account_number),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct PayBeneficiaryRequest {
+            amount: ::std::result::Result<super::RequestAmount, ::std::string::String>,
+            beneficiary_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            narration: ::std::result::Result<
+                ::std::option::Option<super::PayBeneficiaryRequestNarration>,
+                ::std::string::String,
+            >,
+            otp: ::std::result::Result<super::Otp, ::std::string::String>,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for PayBeneficiaryRequest {
+            fn default() -> Self {
+                Self {
+                    amount: Err("no value supplied for amount".to_string()),
+                    beneficiary_id: Err(
+                        "no value supplied for beneficiary_id".to_string(),
+                    ),
+                    narration: Ok(Default::default()),
+                    otp: Err("no value supplied for otp".to_string()),
+                    reference: Ok(Default::default()),
+                    source_account_number: Err(
+                        "no value supplied for source_account_number".to_string(),
+                    ),
+                }
+            }
+        }
+        impl PayBeneficiaryRequest {
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequestAmount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::PayBeneficiaryRequestNarration>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn otp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Otp>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.otp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for otp: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PayBeneficiaryRequest>
+        for super::PayBeneficiaryRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PayBeneficiaryRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount: value.amount?,
+                    beneficiary_id: value.beneficiary_id?,
+                    narration: value.narration?,
+                    otp: value.otp?,
+                    reference: value.reference?,
+                    source_account_number: value.source_account_number?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::PayBeneficiaryRequest>
+        for PayBeneficiaryRequest {
+            fn from(value: super::PayBeneficiaryRequest) -> Self {
+                Self {
+                    amount: Ok(value.amount),
+                    beneficiary_id: Ok(value.beneficiary_id),
+                    narration: Ok(value.narration),
+                    otp: Ok(value.otp),
+                    reference: Ok(value.reference),
+                    source_account_number: Ok(value.source_account_number),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Permission {
             code: ::std::result::Result<super::PermissionCode, ::std::string::String>,
             description: ::std::result::Result<
@@ -28330,6 +33613,73 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     message: Ok(value.message),
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct RejectBulkTransferRequest {
+            bulk_transfer_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            reason: ::std::result::Result<
+                super::RejectBulkTransferRequestReason,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for RejectBulkTransferRequest {
+            fn default() -> Self {
+                Self {
+                    bulk_transfer_id: Err(
+                        "no value supplied for bulk_transfer_id".to_string(),
+                    ),
+                    reason: Err("no value supplied for reason".to_string()),
+                }
+            }
+        }
+        impl RejectBulkTransferRequest {
+            pub fn bulk_transfer_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bulk_transfer_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for bulk_transfer_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn reason<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RejectBulkTransferRequestReason>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reason = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reason: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<RejectBulkTransferRequest>
+        for super::RejectBulkTransferRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: RejectBulkTransferRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    bulk_transfer_id: value.bulk_transfer_id?,
+                    reason: value.reason?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::RejectBulkTransferRequest>
+        for RejectBulkTransferRequest {
+            fn from(value: super::RejectBulkTransferRequest) -> Self {
+                Self {
+                    bulk_transfer_id: Ok(value.bulk_transfer_id),
+                    reason: Ok(value.reason),
                 }
             }
         }
@@ -29096,6 +34446,345 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self {
                     previous_secret_expires_at: Ok(value.previous_secret_expires_at),
                     secret: Ok(value.secret),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct SavedBeneficiary {
+            account_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            account_number: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            bank_code: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            bank_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            beneficiary_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            created_by: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            enquired_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            nickname: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            transfer_type: ::std::result::Result<
+                super::TransferType,
+                ::std::string::String,
+            >,
+            updated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for SavedBeneficiary {
+            fn default() -> Self {
+                Self {
+                    account_name: Err("no value supplied for account_name".to_string()),
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    bank_code: Err("no value supplied for bank_code".to_string()),
+                    bank_name: Err("no value supplied for bank_name".to_string()),
+                    beneficiary_id: Err(
+                        "no value supplied for beneficiary_id".to_string(),
+                    ),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    created_by: Err("no value supplied for created_by".to_string()),
+                    enquired_at: Err("no value supplied for enquired_at".to_string()),
+                    nickname: Err("no value supplied for nickname".to_string()),
+                    transfer_type: Err(
+                        "no value supplied for transfer_type".to_string(),
+                    ),
+                    updated_at: Err("no value supplied for updated_at".to_string()),
+                }
+            }
+        }
+        impl SavedBeneficiary {
+            pub fn account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for account_name: {e}")
+                    });
+                self
+            }
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_name: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_id: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn created_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_by: {e}")
+                    });
+                self
+            }
+            pub fn enquired_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.enquired_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for enquired_at: {e}")
+                    });
+                self
+            }
+            pub fn nickname<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.nickname = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for nickname: {e}")
+                    });
+                self
+            }
+            pub fn transfer_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for transfer_type: {e}")
+                    });
+                self
+            }
+            pub fn updated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.updated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for updated_at: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SavedBeneficiary> for super::SavedBeneficiary {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SavedBeneficiary,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_name: value.account_name?,
+                    account_number: value.account_number?,
+                    bank_code: value.bank_code?,
+                    bank_name: value.bank_name?,
+                    beneficiary_id: value.beneficiary_id?,
+                    created_at: value.created_at?,
+                    created_by: value.created_by?,
+                    enquired_at: value.enquired_at?,
+                    nickname: value.nickname?,
+                    transfer_type: value.transfer_type?,
+                    updated_at: value.updated_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SavedBeneficiary> for SavedBeneficiary {
+            fn from(value: super::SavedBeneficiary) -> Self {
+                Self {
+                    account_name: Ok(value.account_name),
+                    account_number: Ok(value.account_number),
+                    bank_code: Ok(value.bank_code),
+                    bank_name: Ok(value.bank_name),
+                    beneficiary_id: Ok(value.beneficiary_id),
+                    created_at: Ok(value.created_at),
+                    created_by: Ok(value.created_by),
+                    enquired_at: Ok(value.enquired_at),
+                    nickname: Ok(value.nickname),
+                    transfer_type: Ok(value.transfer_type),
+                    updated_at: Ok(value.updated_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct SavedBeneficiaryResponse {
+            data: ::std::result::Result<super::SavedBeneficiary, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for SavedBeneficiaryResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl SavedBeneficiaryResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SavedBeneficiary>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SavedBeneficiaryResponse>
+        for super::SavedBeneficiaryResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SavedBeneficiaryResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SavedBeneficiaryResponse>
+        for SavedBeneficiaryResponse {
+            fn from(value: super::SavedBeneficiaryResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
                 }
             }
         }
@@ -33396,7 +39085,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.7.0*/
+Version: 2.8.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -33432,7 +39121,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.7.0"
+        "2.8.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -34947,6 +40636,290 @@ let response = client.funds_transfer_api()
     pub fn funds_transfer_api(&self) -> builder::FundsTransferApi<'_> {
         builder::FundsTransferApi::new(self)
     }
+    /**Save a beneficiary
+
+Saves a beneficiary (since 2.8.0): an account at Kobo or at another bank that the business
+pays again and again, so a payment names it (`pay_beneficiary`) instead of its details.
+The account is looked up as `name_enquiry` does (a Kobo account locally, another bank's
+over NIP) and `account_name` must match the holder's name (`49` otherwise, compared without
+regard to case and spacing); the name found is what is saved, with when it was found
+(`enquired_at`).
+
+Saving an account the business already saved (the same `bank_code` and
+`account_number`) returns the saved beneficiary, with the same `beneficiary_id`, its
+name enquired again and its `nickname` replaced when one is sent: a retry never makes a
+second one. A business keeps at most 10,000 beneficiaries (`48` past it: delete some).
+Audit-log action `create_beneficiary`.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` a field is missing or malformed.
+- `06` the account does not exist at that bank.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.initiate`.
+- `48` the business already keeps 10,000 beneficiaries.
+- `49` `account_name` differs from the holder's name.
+- `80` the provider is unavailable: nothing was saved; retry later.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/create_beneficiary`
+
+```text
+let response = client.create_beneficiary()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_beneficiary(&self) -> builder::CreateBeneficiary<'_> {
+        builder::CreateBeneficiary::new(self)
+    }
+    /**Save a beneficiary (integration)
+
+The integration twin of `create_beneficiary` (since 2.8.0): the same lookup, name check,
+bound and answer. Saving the same account again returns the saved beneficiary, so a retry
+needs no `Idempotency-Key`.
+
+Integration token.
+
+Errors:
+- `01` a field is missing or malformed.
+- `06` the account does not exist at that bank.
+- `41` the token is missing, invalid or expired.
+- `48` the business already keeps 10,000 beneficiaries.
+- `49` `account_name` differs from the holder's name.
+- `60` the business is not active.
+- `80` the provider is unavailable: nothing was saved; retry later.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/create_beneficiary`
+
+```text
+let response = client.create_beneficiary_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_beneficiary_api(&self) -> builder::CreateBeneficiaryApi<'_> {
+        builder::CreateBeneficiaryApi::new(self)
+    }
+    /**List saved beneficiaries
+
+The business's saved beneficiaries, newest first (since 2.8.0). `search` finds the text
+(without regard to case) in the holder's name, the nickname or the account number;
+`bank_code` keeps one bank's. Keyset paging with `cursor_created_at` / `cursor_id` and
+`limit`.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` a field is malformed, or a cursor field is sent without its pair.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_beneficiaries`
+
+```text
+let response = client.fetch_beneficiaries()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_beneficiaries(&self) -> builder::FetchBeneficiaries<'_> {
+        builder::FetchBeneficiaries::new(self)
+    }
+    /**List saved beneficiaries (integration)
+
+The integration twin of `fetch_beneficiaries` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` a field is malformed, or a cursor field is sent without its pair.
+- `41` the token is missing, invalid or expired.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_beneficiaries`
+
+```text
+let response = client.fetch_beneficiaries_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_beneficiaries_api(&self) -> builder::FetchBeneficiariesApi<'_> {
+        builder::FetchBeneficiariesApi::new(self)
+    }
+    /**Delete a saved beneficiary
+
+Deletes a saved beneficiary (since 2.8.0) and answers it as it was. Transfers already made
+to it keep their own copy of the account's details. Audit-log action
+`delete_beneficiary`.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` `beneficiary_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.initiate`.
+- `47` no beneficiary of the business has this id.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/delete_beneficiary`
+
+```text
+let response = client.delete_beneficiary()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn delete_beneficiary(&self) -> builder::DeleteBeneficiary<'_> {
+        builder::DeleteBeneficiary::new(self)
+    }
+    /**Delete a saved beneficiary (integration)
+
+The integration twin of `delete_beneficiary` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` `beneficiary_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `47` no beneficiary of the business has this id.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/delete_beneficiary`
+
+```text
+let response = client.delete_beneficiary_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn delete_beneficiary_api(&self) -> builder::DeleteBeneficiaryApi<'_> {
+        builder::DeleteBeneficiaryApi::new(self)
+    }
+    /**Pay a saved beneficiary
+
+Sends `amount` to a saved beneficiary (since 2.8.0): `funds_transfer` with the
+beneficiary's saved account, bank and name in place of the account details, and the
+source account's registered name taken from the account. Everything else is
+`funds_transfer`'s: the OTP, the checks and their order, fees, limits, the approval
+policy, execution, events, the `Idempotency-Key` and what it replays, and audit-log
+action `funds_transfer`.
+
+The account's holder is looked up again as the money moves, as for every transfer: a
+holder whose name is no longer the saved one is refused (`49`, the message names the
+holder); save the beneficiary again (`create_beneficiary`) to pay the new name.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` a field is missing or malformed, the amount is outside the limits, or the
+  beneficiary is the source account itself.
+- `06` the beneficiary's account no longer exists at its bank.
+- `26` `reference` was already used by another transfer of the business.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `42` `source_account_number` is not an account of the business.
+- `43` the member's role lacks `transfer.initiate`.
+- `45` the OTP is wrong, expired, already used or not the member's.
+- `47` no saved beneficiary of the business has this id.
+- `48` the source account is not `active`.
+- `49` the account's holder is no longer named as saved.
+- `60` the business is not active.
+- `80` the provider is unavailable: nothing was debited; retry later with the same
+  `Idempotency-Key`.
+- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
+  the provider rejected the transfer.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): nothing was
+  kept; retry after `Retry-After` seconds.
+- `98` the outcome is unknown, as for `funds_transfer`: retry with the same
+  `Idempotency-Key`.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/pay_beneficiary`
+
+Arguments:
+- `idempotency_key`: Makes a retry safe: the same key with the same body returns the first response, with
+`Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
+is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
+
+- `body`
+```text
+let response = client.pay_beneficiary()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn pay_beneficiary(&self) -> builder::PayBeneficiary<'_> {
+        builder::PayBeneficiary::new(self)
+    }
+    /**Pay a saved beneficiary (integration)
+
+The integration twin of `pay_beneficiary` (since 2.8.0): `funds_transfer_api` to a saved
+beneficiary, without an OTP; the `Idempotency-Key` header is required instead.
+
+Integration token.
+
+Errors:
+- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the
+  amount is outside the limits, or the beneficiary is the source account itself.
+- `06` the beneficiary's account no longer exists at its bank.
+- `26` `reference` was already used by another transfer of the business.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `42` `source_account_number` is not an account of the business.
+- `47` no saved beneficiary of the business has this id.
+- `48` the source account is not `active`.
+- `49` the account's holder is no longer named as saved.
+- `60` the business is not active.
+- `80` the provider is unavailable: nothing was debited; retry later with the same
+  `Idempotency-Key`.
+- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
+  the transfer.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): nothing was
+  kept; retry after `Retry-After` seconds.
+- `98` the outcome is unknown, as for `funds_transfer_api`: retry with the same
+  `Idempotency-Key`.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/pay_beneficiary`
+
+Arguments:
+- `idempotency_key`: Required on operations that move money without an OTP: the same key with the same body
+returns the first answer (`Idempotent-Replayed: true`), so a retry after a timeout can
+never pay twice. Kept 24 hours; after that find the transfer by its `reference`.
+
+- `body`
+```text
+let response = client.pay_beneficiary_api()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn pay_beneficiary_api(&self) -> builder::PayBeneficiaryApi<'_> {
+        builder::PayBeneficiaryApi::new(self)
+    }
     /**List transfers (Dashboard)
 
 Lists every transfer of the business, newest first, whatever its state, so a transfer can
@@ -36138,6 +42111,535 @@ let response = client.simulate_inbound_transfer()
 ```*/
     pub fn simulate_inbound_transfer(&self) -> builder::SimulateInboundTransfer<'_> {
         builder::SimulateInboundTransfer::new(self)
+    }
+    /**Start a bulk transfer
+
+Starts a bulk transfer (since 2.8.0): up to 5,000 payments from one source account, each
+item an account (`account_number`, `bank_code` and `account_name` as `name_enquiry`
+confirmed it) or a saved beneficiary (`beneficiary_id`), with its amount and optionally its
+own `narration` (else the batch's) and `reference`. The body, like every request's, is at
+most 1 MiB (`08` beyond it): 5,000 items of about 200 bytes each.
+
+The batch is answered `validating`: nothing moves. Every item is then checked in the
+background, as a transfer would be: the account looked up (a Kobo account locally, another
+bank's over NIP, a few at a time), the holder's name compared, the amount within the
+limits, the reference unused, and the fee and VAT worked out. Items whose bank cannot be
+asked now are asked again later, at most 5 times. The batch becomes `validated`, with its
+counts and the totals of its valid items, or `invalid`: no item is valid, or one is invalid
+and `on_invalid` is `refuse_batch` (with `skip_invalid`, invalid items are left out); the
+`bulk_transfer.validated` webhook says so. `fetch_bulk_transfer_items` shows each item's
+verdict, `refusal_code` and
+`refusal_message`. A validated batch is then authorised once (`authorize_bulk_transfer`)
+and its items paid.
+
+The batch's own `reference`, when given, is unique in the business for ever (`26`). Each
+item's `reference` must be unique in the batch (`01`); one already used by a transfer makes
+that item invalid (`26`). Audit-log action `create_bulk_transfer`.
+
+`Idempotency-Key` is optional; with one, a retry answers the batch the first request wrote.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` a field is missing or malformed, an item names both or neither of `beneficiary_id`
+  and the account's fields, or two items share a `reference`.
+- `26` the batch's `reference` belongs to another bulk transfer of the business.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `42` `source_account_number` is not an account of the business.
+- `43` the member's role lacks `transfer.initiate`.
+- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.
+- `48` the source account is not `active`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/create_bulk_transfer`
+
+Arguments:
+- `idempotency_key`: Makes a retry safe: the same key with the same body returns the first response, with
+`Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
+is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
+
+- `body`
+```text
+let response = client.create_bulk_transfer()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_bulk_transfer(&self) -> builder::CreateBulkTransfer<'_> {
+        builder::CreateBulkTransfer::new(self)
+    }
+    /**Start a bulk transfer (integration)
+
+The integration twin of `create_bulk_transfer` (since 2.8.0): the same batch, items, checks
+and answer. The `Idempotency-Key` header is required: a retry answers the batch the first
+request wrote.
+
+Integration token.
+
+Errors:
+- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, an item
+  names both or neither of `beneficiary_id` and the account's fields, or two items share a
+  `reference`.
+- `26` the batch's `reference` belongs to another bulk transfer of the business.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `42` `source_account_number` is not an account of the business.
+- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.
+- `48` the source account is not `active`.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/create_bulk_transfer`
+
+Arguments:
+- `idempotency_key`: Required on operations that move money without an OTP: the same key with the same body
+returns the first answer (`Idempotent-Replayed: true`), so a retry after a timeout can
+never pay twice. Kept 24 hours; after that find the transfer by its `reference`.
+
+- `body`
+```text
+let response = client.create_bulk_transfer_api()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_bulk_transfer_api(&self) -> builder::CreateBulkTransferApi<'_> {
+        builder::CreateBulkTransferApi::new(self)
+    }
+    /**A bulk transfer
+
+A bulk transfer by its `bulk_transfer_id` (since 2.8.0): its status, its counts (items,
+valid, invalid, still pending validation; once paid, how many succeeded, are processing,
+failed or were reversed), the totals of its valid items (amounts, fees, VAT) and what
+was reserved and released, and who made, authorised and reviewed it.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `47` no bulk transfer of the business has this id.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/get_bulk_transfer`
+
+```text
+let response = client.get_bulk_transfer()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_bulk_transfer(&self) -> builder::GetBulkTransfer<'_> {
+        builder::GetBulkTransfer::new(self)
+    }
+    /**A bulk transfer (integration)
+
+The integration twin of `get_bulk_transfer` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `47` no bulk transfer of the business has this id.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/get_bulk_transfer`
+
+```text
+let response = client.get_bulk_transfer_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_bulk_transfer_api(&self) -> builder::GetBulkTransferApi<'_> {
+        builder::GetBulkTransferApi::new(self)
+    }
+    /**List bulk transfers
+
+The business's bulk transfers, newest first (since 2.8.0), optionally of one `status`.
+Keyset paging with `cursor_created_at` / `cursor_id` and `limit`.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` a field is malformed, or a cursor field is sent without its pair.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_bulk_transfers`
+
+```text
+let response = client.fetch_bulk_transfers()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_bulk_transfers(&self) -> builder::FetchBulkTransfers<'_> {
+        builder::FetchBulkTransfers::new(self)
+    }
+    /**List bulk transfers (integration)
+
+The integration twin of `fetch_bulk_transfers` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` a field is malformed, or a cursor field is sent without its pair.
+- `41` the token is missing, invalid or expired.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_bulk_transfers`
+
+```text
+let response = client.fetch_bulk_transfers_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_bulk_transfers_api(&self) -> builder::FetchBulkTransfersApi<'_> {
+        builder::FetchBulkTransfersApi::new(self)
+    }
+    /**List a bulk transfer's items
+
+A bulk transfer's items in their order (since 2.8.0), optionally only those `pending`,
+`valid` or `invalid`: each as it was sent and as it was judged (the holder's name as the
+bank gave it, the fee and VAT, or why it cannot be paid). Numbered paging with `page` and
+`page_size`: a batch's items never change order.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` a field is missing or malformed.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `47` no bulk transfer of the business has this id.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_bulk_transfer_items`
+
+```text
+let response = client.fetch_bulk_transfer_items()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_bulk_transfer_items(&self) -> builder::FetchBulkTransferItems<'_> {
+        builder::FetchBulkTransferItems::new(self)
+    }
+    /**List a bulk transfer's items (integration)
+
+The integration twin of `fetch_bulk_transfer_items` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` a field is missing or malformed.
+- `41` the token is missing, invalid or expired.
+- `47` no bulk transfer of the business has this id.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_bulk_transfer_items`
+
+```text
+let response = client.fetch_bulk_transfer_items_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_bulk_transfer_items_api(
+        &self,
+    ) -> builder::FetchBulkTransferItemsApi<'_> {
+        builder::FetchBulkTransferItemsApi::new(self)
+    }
+    /**Cancel a bulk transfer
+
+Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised
+(`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the
+validation of its items stops) or one the approval policy holds (`pending_approval`: its
+whole reservation is released to the source account, as one credit). The batch is
+answered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log
+action `cancel_bulk_transfer`.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.initiate`.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or
+  `executing`, `completed` or `rejected`).
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/cancel_bulk_transfer`
+
+```text
+let response = client.cancel_bulk_transfer()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn cancel_bulk_transfer(&self) -> builder::CancelBulkTransfer<'_> {
+        builder::CancelBulkTransfer::new(self)
+    }
+    /**Cancel a bulk transfer (integration)
+
+The integration twin of `cancel_bulk_transfer` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or
+  `executing`, `completed` or `rejected`).
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/cancel_bulk_transfer`
+
+```text
+let response = client.cancel_bulk_transfer_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn cancel_bulk_transfer_api(&self) -> builder::CancelBulkTransferApi<'_> {
+        builder::CancelBulkTransferApi::new(self)
+    }
+    /**An OTP for one bulk transfer
+
+Issues a one-time password bound to one bulk transfer (since 2.8.0): to its id, its total
+and its number of valid items, as the email that carries it says. Only
+`authorize_bulk_transfer` of that batch (by its maker) or `approve_bulk_transfer` of it
+(by a checker) accepts the code: it authorises nothing else, and a code from
+`generate_otp` does not authorise a batch. It replaces the member's previous OTP and
+follows `generate_otp`'s limits, expiry and attempts; in the sandbox the code is also
+returned in `data.otp`.
+
+The batch must be `validated` (to be authorised) or `pending_approval` (to be approved).
+
+Permission: `transfer.view` (authorising and approving check their own).
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer is neither `validated` nor `pending_approval`.
+- `29` too many OTPs requested: wait `Retry-After` seconds. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/generate_bulk_transfer_otp`
+
+```text
+let response = client.generate_bulk_transfer_otp()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn generate_bulk_transfer_otp(&self) -> builder::GenerateBulkTransferOtp<'_> {
+        builder::GenerateBulkTransferOtp::new(self)
+    }
+    /**Authorise a bulk transfer
+
+Authorises a `validated` bulk transfer once, for all its valid items (since 2.8.0), with an
+OTP from `generate_bulk_transfer_otp` for this batch. `total` and `item_count` repeat what
+the member saw (`totals.total` and `counts.valid`): they must be the batch's (`01`), so
+nobody authorises a batch other than the one they read.
+
+**The money.** The batch's whole total (amounts, fees and VAT of its valid items) is
+reserved from the source account at once, as one debit on its statement; `83` when the
+account cannot cover it (nothing is reserved and the batch stays `validated`: fund the
+account and authorise again), or when the total is over the business's daily transfer
+limit. Each item is then paid from the reservation by a worker, as a transfer of its own
+(its `transfer_id` is the item's, so an item is paid at most once whatever crashes or
+retries), with every rule checked again when it moves: the source account active, the
+business active, the day's limit (each item counts on the day it is paid), the recipient
+able to receive it. An item refused then is `failed` with its code. What the items do not
+spend (failed items) is released to the source account when the last item has been
+paid, as one credit; an inter-bank item reversed by NIP comes back by its own reversal.
+`bulk_transfer.completed` is sent when every item has its outcome.
+
+**Approval.** When the business's approval policy covers the total, the batch is
+reserved and held `pending_approval` as a whole: another member approves it
+(`approve_bulk_transfer`) or rejects it (`reject_bulk_transfer`, which releases the
+reservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72
+hours), its reservation released. Otherwise it is `executing` at once.
+
+Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log
+action `authorize_bulk_transfer`.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` a field is missing or malformed, or `total` / `item_count` are not the batch's.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.initiate`.
+- `45` the OTP is wrong, expired, already used, or not one issued for this batch.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer is not `validated` (still validating, invalid, already
+  authorised or cancelled), or its source account is not active.
+- `60` the business is not active.
+- `83` the source account cannot cover the total, or the total is over the daily limit:
+  nothing was reserved.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/authorize_bulk_transfer`
+
+Arguments:
+- `idempotency_key`: Makes a retry safe: the same key with the same body returns the first response, with
+`Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
+is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
+
+- `body`
+```text
+let response = client.authorize_bulk_transfer()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn authorize_bulk_transfer(&self) -> builder::AuthorizeBulkTransfer<'_> {
+        builder::AuthorizeBulkTransfer::new(self)
+    }
+    /**Authorise a bulk transfer (integration)
+
+The integration twin of `authorize_bulk_transfer` (since 2.8.0), with the same checks,
+reservation, approval policy and execution, but no OTP: the `Idempotency-Key` header is
+required instead. The member who issued the client secret in use is the batch's maker
+for the approval policy.
+
+Integration token.
+
+Errors:
+- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, or
+  `total` / `item_count` are not the batch's.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer is not `validated`, or its source account is not active.
+- `60` the business is not active.
+- `83` the source account cannot cover the total, or the total is over the daily limit:
+  nothing was reserved.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/authorize_bulk_transfer`
+
+Arguments:
+- `idempotency_key`: Required on operations that move money without an OTP: the same key with the same body
+returns the first answer (`Idempotent-Replayed: true`), so a retry after a timeout can
+never pay twice. Kept 24 hours; after that find the transfer by its `reference`.
+
+- `body`
+```text
+let response = client.authorize_bulk_transfer_api()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn authorize_bulk_transfer_api(&self) -> builder::AuthorizeBulkTransferApi<'_> {
+        builder::AuthorizeBulkTransferApi::new(self)
+    }
+    /**Approve a held bulk transfer
+
+Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),
+with the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is
+already reserved: the batch becomes `executing` and its items are paid as
+`authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and
+checker are two people: the member who authorised it, or who issued the integration
+credentials it was authorised with, cannot approve it (`43`). Audit-log action
+`approve_bulk_transfer`.
+
+Permission: `transfer.approve`.
+
+Errors:
+- `01` a field is missing or malformed (`otp` is required: 6 digits).
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.approve`, or the member is the batch's maker.
+- `45` the OTP is wrong, expired, already used, or not one issued for this batch.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer is not `pending_approval`, or it is past its `expires_at`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/approve_bulk_transfer`
+
+```text
+let response = client.approve_bulk_transfer()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn approve_bulk_transfer(&self) -> builder::ApproveBulkTransfer<'_> {
+        builder::ApproveBulkTransfer::new(self)
+    }
+    /**Reject a held bulk transfer
+
+Rejects a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0): its
+whole reservation is released to the source account, as one credit, and it is
+`rejected` with the reason. Audit-log action `reject_bulk_transfer`.
+
+Permission: `transfer.approve`.
+
+Errors:
+- `01` a field is missing or malformed (`reason` is required).
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.approve`.
+- `47` no bulk transfer of the business has this id.
+- `48` the bulk transfer is not `pending_approval`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/reject_bulk_transfer`
+
+```text
+let response = client.reject_bulk_transfer()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn reject_bulk_transfer(&self) -> builder::RejectBulkTransfer<'_> {
+        builder::RejectBulkTransfer::new(self)
     }
 }
 /// Types for composing operation parameters.
@@ -40411,6 +46913,873 @@ pub mod builder {
             }
         }
     }
+    /**Builder for [`Client::create_beneficiary`]
+
+[`Client::create_beneficiary`]: super::Client::create_beneficiary*/
+    #[derive(Debug, Clone)]
+    pub struct CreateBeneficiary<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CreateBeneficiaryRequest, String>,
+    }
+    impl<'a> CreateBeneficiary<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateBeneficiaryRequest>,
+            <V as std::convert::TryInto<
+                types::CreateBeneficiaryRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateBeneficiaryRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateBeneficiaryRequest,
+            ) -> types::builder::CreateBeneficiaryRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/create_beneficiary`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::SavedBeneficiaryResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CreateBeneficiaryRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/create_beneficiary", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_beneficiary",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_beneficiary_api`]
+
+[`Client::create_beneficiary_api`]: super::Client::create_beneficiary_api*/
+    #[derive(Debug, Clone)]
+    pub struct CreateBeneficiaryApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CreateBeneficiaryRequest, String>,
+    }
+    impl<'a> CreateBeneficiaryApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateBeneficiaryRequest>,
+            <V as std::convert::TryInto<
+                types::CreateBeneficiaryRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateBeneficiaryRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateBeneficiaryRequest,
+            ) -> types::builder::CreateBeneficiaryRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/create_beneficiary`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::SavedBeneficiaryResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CreateBeneficiaryRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/create_beneficiary", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_beneficiary_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_beneficiaries`]
+
+[`Client::fetch_beneficiaries`]: super::Client::fetch_beneficiaries*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBeneficiaries<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchBeneficiariesRequest, String>,
+    }
+    impl<'a> FetchBeneficiaries<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchBeneficiariesRequest>,
+            <V as std::convert::TryInto<
+                types::FetchBeneficiariesRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchBeneficiariesRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchBeneficiariesRequest,
+            ) -> types::builder::FetchBeneficiariesRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_beneficiaries`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBeneficiariesResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchBeneficiariesRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/fetch_beneficiaries", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_beneficiaries",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_beneficiaries_api`]
+
+[`Client::fetch_beneficiaries_api`]: super::Client::fetch_beneficiaries_api*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBeneficiariesApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchBeneficiariesRequest, String>,
+    }
+    impl<'a> FetchBeneficiariesApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchBeneficiariesRequest>,
+            <V as std::convert::TryInto<
+                types::FetchBeneficiariesRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchBeneficiariesRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchBeneficiariesRequest,
+            ) -> types::builder::FetchBeneficiariesRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_beneficiaries`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBeneficiariesResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchBeneficiariesRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/fetch_beneficiaries", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_beneficiaries_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::delete_beneficiary`]
+
+[`Client::delete_beneficiary`]: super::Client::delete_beneficiary*/
+    #[derive(Debug, Clone)]
+    pub struct DeleteBeneficiary<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BeneficiaryIdRequest, String>,
+    }
+    impl<'a> DeleteBeneficiary<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BeneficiaryIdRequest>,
+            <V as std::convert::TryInto<
+                types::BeneficiaryIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BeneficiaryIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BeneficiaryIdRequest,
+            ) -> types::builder::BeneficiaryIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/delete_beneficiary`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::SavedBeneficiaryResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BeneficiaryIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/delete_beneficiary", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_beneficiary",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::delete_beneficiary_api`]
+
+[`Client::delete_beneficiary_api`]: super::Client::delete_beneficiary_api*/
+    #[derive(Debug, Clone)]
+    pub struct DeleteBeneficiaryApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BeneficiaryIdRequest, String>,
+    }
+    impl<'a> DeleteBeneficiaryApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BeneficiaryIdRequest>,
+            <V as std::convert::TryInto<
+                types::BeneficiaryIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BeneficiaryIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BeneficiaryIdRequest,
+            ) -> types::builder::BeneficiaryIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/delete_beneficiary`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::SavedBeneficiaryResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BeneficiaryIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/delete_beneficiary", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_beneficiary_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::pay_beneficiary`]
+
+[`Client::pay_beneficiary`]: super::Client::pay_beneficiary*/
+    #[derive(Debug, Clone)]
+    pub struct PayBeneficiary<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<Option<types::PayBeneficiaryIdempotencyKey>, String>,
+        body: Result<types::builder::PayBeneficiaryRequest, String>,
+    }
+    impl<'a> PayBeneficiary<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Ok(None),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PayBeneficiaryIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `PayBeneficiaryIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PayBeneficiaryRequest>,
+            <V as std::convert::TryInto<
+                types::PayBeneficiaryRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `PayBeneficiaryRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::PayBeneficiaryRequest,
+            ) -> types::builder::PayBeneficiaryRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/pay_beneficiary`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FundsTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::PayBeneficiaryRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/pay_beneficiary", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "pay_beneficiary",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::pay_beneficiary_api`]
+
+[`Client::pay_beneficiary_api`]: super::Client::pay_beneficiary_api*/
+    #[derive(Debug, Clone)]
+    pub struct PayBeneficiaryApi<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<types::PayBeneficiaryApiIdempotencyKey, String>,
+        body: Result<types::builder::PayBeneficiaryApiRequest, String>,
+    }
+    impl<'a> PayBeneficiaryApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Err("idempotency_key was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PayBeneficiaryApiIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `PayBeneficiaryApiIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PayBeneficiaryApiRequest>,
+            <V as std::convert::TryInto<
+                types::PayBeneficiaryApiRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `PayBeneficiaryApiRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::PayBeneficiaryApiRequest,
+            ) -> types::builder::PayBeneficiaryApiRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/pay_beneficiary`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FundsTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::PayBeneficiaryApiRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/pay_beneficiary", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            header_map
+                .append("Idempotency-Key", idempotency_key.to_string().try_into()?);
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "pay_beneficiary_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     /**Builder for [`Client::fetch_transfers_web`]
 
 [`Client::fetch_transfers_web`]: super::Client::fetch_transfers_web*/
@@ -43977,6 +51346,1659 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "simulate_inbound_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_bulk_transfer`]
+
+[`Client::create_bulk_transfer`]: super::Client::create_bulk_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct CreateBulkTransfer<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateBulkTransferIdempotencyKey>, String>,
+        body: Result<types::builder::CreateBulkTransferRequest, String>,
+    }
+    impl<'a> CreateBulkTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Ok(None),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateBulkTransferIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `CreateBulkTransferIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateBulkTransferRequest>,
+            <V as std::convert::TryInto<
+                types::CreateBulkTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateBulkTransferRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateBulkTransferRequest,
+            ) -> types::builder::CreateBulkTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/create_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::CreateBulkTransferRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/create_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_bulk_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_bulk_transfer_api`]
+
+[`Client::create_bulk_transfer_api`]: super::Client::create_bulk_transfer_api*/
+    #[derive(Debug, Clone)]
+    pub struct CreateBulkTransferApi<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<types::CreateBulkTransferApiIdempotencyKey, String>,
+        body: Result<types::builder::CreateBulkTransferRequest, String>,
+    }
+    impl<'a> CreateBulkTransferApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Err("idempotency_key was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateBulkTransferApiIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `CreateBulkTransferApiIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateBulkTransferRequest>,
+            <V as std::convert::TryInto<
+                types::CreateBulkTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateBulkTransferRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateBulkTransferRequest,
+            ) -> types::builder::CreateBulkTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/create_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::CreateBulkTransferRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/create_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            header_map
+                .append("Idempotency-Key", idempotency_key.to_string().try_into()?);
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_bulk_transfer_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_bulk_transfer`]
+
+[`Client::get_bulk_transfer`]: super::Client::get_bulk_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct GetBulkTransfer<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> GetBulkTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/get_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/get_bulk_transfer", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_bulk_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_bulk_transfer_api`]
+
+[`Client::get_bulk_transfer_api`]: super::Client::get_bulk_transfer_api*/
+    #[derive(Debug, Clone)]
+    pub struct GetBulkTransferApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> GetBulkTransferApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/get_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/get_bulk_transfer", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_bulk_transfer_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_bulk_transfers`]
+
+[`Client::fetch_bulk_transfers`]: super::Client::fetch_bulk_transfers*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBulkTransfers<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchBulkTransfersRequest, String>,
+    }
+    impl<'a> FetchBulkTransfers<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchBulkTransfersRequest>,
+            <V as std::convert::TryInto<
+                types::FetchBulkTransfersRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchBulkTransfersRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchBulkTransfersRequest,
+            ) -> types::builder::FetchBulkTransfersRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_bulk_transfers`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBulkTransfersResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchBulkTransfersRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/fetch_bulk_transfers", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_bulk_transfers",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_bulk_transfers_api`]
+
+[`Client::fetch_bulk_transfers_api`]: super::Client::fetch_bulk_transfers_api*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBulkTransfersApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchBulkTransfersRequest, String>,
+    }
+    impl<'a> FetchBulkTransfersApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchBulkTransfersRequest>,
+            <V as std::convert::TryInto<
+                types::FetchBulkTransfersRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchBulkTransfersRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchBulkTransfersRequest,
+            ) -> types::builder::FetchBulkTransfersRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_bulk_transfers`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBulkTransfersResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchBulkTransfersRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/fetch_bulk_transfers", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_bulk_transfers_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_bulk_transfer_items`]
+
+[`Client::fetch_bulk_transfer_items`]: super::Client::fetch_bulk_transfer_items*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBulkTransferItems<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchBulkTransferItemsRequest, String>,
+    }
+    impl<'a> FetchBulkTransferItems<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchBulkTransferItemsRequest>,
+            <V as std::convert::TryInto<
+                types::FetchBulkTransferItemsRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchBulkTransferItemsRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchBulkTransferItemsRequest,
+            ) -> types::builder::FetchBulkTransferItemsRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_bulk_transfer_items`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBulkTransferItemsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchBulkTransferItemsRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/fetch_bulk_transfer_items", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_bulk_transfer_items",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_bulk_transfer_items_api`]
+
+[`Client::fetch_bulk_transfer_items_api`]: super::Client::fetch_bulk_transfer_items_api*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBulkTransferItemsApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchBulkTransferItemsRequest, String>,
+    }
+    impl<'a> FetchBulkTransferItemsApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchBulkTransferItemsRequest>,
+            <V as std::convert::TryInto<
+                types::FetchBulkTransferItemsRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchBulkTransferItemsRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchBulkTransferItemsRequest,
+            ) -> types::builder::FetchBulkTransferItemsRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_bulk_transfer_items`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBulkTransferItemsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchBulkTransferItemsRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/fetch_bulk_transfer_items", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_bulk_transfer_items_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::cancel_bulk_transfer`]
+
+[`Client::cancel_bulk_transfer`]: super::Client::cancel_bulk_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct CancelBulkTransfer<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> CancelBulkTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/cancel_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/cancel_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "cancel_bulk_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::cancel_bulk_transfer_api`]
+
+[`Client::cancel_bulk_transfer_api`]: super::Client::cancel_bulk_transfer_api*/
+    #[derive(Debug, Clone)]
+    pub struct CancelBulkTransferApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> CancelBulkTransferApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/cancel_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/cancel_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "cancel_bulk_transfer_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::generate_bulk_transfer_otp`]
+
+[`Client::generate_bulk_transfer_otp`]: super::Client::generate_bulk_transfer_otp*/
+    #[derive(Debug, Clone)]
+    pub struct GenerateBulkTransferOtp<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> GenerateBulkTransferOtp<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/generate_bulk_transfer_otp`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::GenerateOtpResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/generate_bulk_transfer_otp", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "generate_bulk_transfer_otp",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::authorize_bulk_transfer`]
+
+[`Client::authorize_bulk_transfer`]: super::Client::authorize_bulk_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct AuthorizeBulkTransfer<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<
+            Option<types::AuthorizeBulkTransferIdempotencyKey>,
+            String,
+        >,
+        body: Result<types::builder::AuthorizeBulkTransferRequest, String>,
+    }
+    impl<'a> AuthorizeBulkTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Ok(None),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::AuthorizeBulkTransferIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `AuthorizeBulkTransferIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::AuthorizeBulkTransferRequest>,
+            <V as std::convert::TryInto<
+                types::AuthorizeBulkTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `AuthorizeBulkTransferRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::AuthorizeBulkTransferRequest,
+            ) -> types::builder::AuthorizeBulkTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/authorize_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::AuthorizeBulkTransferRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/authorize_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "authorize_bulk_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::authorize_bulk_transfer_api`]
+
+[`Client::authorize_bulk_transfer_api`]: super::Client::authorize_bulk_transfer_api*/
+    #[derive(Debug, Clone)]
+    pub struct AuthorizeBulkTransferApi<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<types::AuthorizeBulkTransferApiIdempotencyKey, String>,
+        body: Result<types::builder::AuthorizeBulkTransferApiRequest, String>,
+    }
+    impl<'a> AuthorizeBulkTransferApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Err("idempotency_key was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::AuthorizeBulkTransferApiIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `AuthorizeBulkTransferApiIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::AuthorizeBulkTransferApiRequest>,
+            <V as std::convert::TryInto<
+                types::AuthorizeBulkTransferApiRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `AuthorizeBulkTransferApiRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::AuthorizeBulkTransferApiRequest,
+            ) -> types::builder::AuthorizeBulkTransferApiRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/authorize_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::AuthorizeBulkTransferApiRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/authorize_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            header_map
+                .append("Idempotency-Key", idempotency_key.to_string().try_into()?);
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "authorize_bulk_transfer_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::approve_bulk_transfer`]
+
+[`Client::approve_bulk_transfer`]: super::Client::approve_bulk_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct ApproveBulkTransfer<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::ApproveBulkTransferRequest, String>,
+    }
+    impl<'a> ApproveBulkTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ApproveBulkTransferRequest>,
+            <V as std::convert::TryInto<
+                types::ApproveBulkTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `ApproveBulkTransferRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::ApproveBulkTransferRequest,
+            ) -> types::builder::ApproveBulkTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/approve_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::ApproveBulkTransferRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/approve_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "approve_bulk_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::reject_bulk_transfer`]
+
+[`Client::reject_bulk_transfer`]: super::Client::reject_bulk_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct RejectBulkTransfer<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::RejectBulkTransferRequest, String>,
+    }
+    impl<'a> RejectBulkTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::RejectBulkTransferRequest>,
+            <V as std::convert::TryInto<
+                types::RejectBulkTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `RejectBulkTransferRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::RejectBulkTransferRequest,
+            ) -> types::builder::RejectBulkTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/reject_bulk_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::BulkTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::RejectBulkTransferRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/reject_bulk_transfer", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "reject_bulk_transfer",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

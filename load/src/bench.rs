@@ -13,6 +13,7 @@ mod cpu;
 mod driver;
 mod exports;
 mod members;
+mod payroll;
 mod reads;
 mod reference;
 pub mod replication;
@@ -20,6 +21,7 @@ mod report;
 pub mod restore;
 mod scenarios;
 mod soak;
+mod statements;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -46,6 +48,9 @@ pub enum Scenario {
     Payouts,
     /// (c) Every payout from one pool account (a salary run).
     Hot,
+    /// (p) The same salary run as one bulk transfer: `--payroll-items` intra-bank items from
+    /// the pool account, timed from the authorisation to `completed` (issue 60).
+    Payroll,
     /// (b) The Dashboard: `generate_otp`, then `funds_transfer` with it.
     Dashboard,
     /// (e) The first page and a deep keyset page of an account's transactions.
@@ -60,6 +65,9 @@ pub enum Scenario {
     Pgbench,
     /// (x) A CSV export of an account of `--export-rows` transactions: rows/s, server memory.
     Export,
+    /// (s) The same month's statement of an account with `--statement-rows` transactions
+    /// before that month and of one with `--statement-big-rows`: p99 of each, and the ratio.
+    Statement,
 }
 
 /// `kobo-load bench`.
@@ -102,6 +110,21 @@ pub struct BenchArgs {
     /// Transactions of the exported account [default: 1000000; smoke 5000].
     #[arg(long)]
     pub export_rows: Option<u64>,
+    /// Transactions before the statement's month in its small account [default: 100000;
+    /// smoke 2000].
+    #[arg(long)]
+    pub statement_rows: Option<u64>,
+    /// Transactions before the statement's month in its big account, 0 for none [default:
+    /// 10000000 on PostgreSQL, 1000000 on SQLite; smoke 5000].
+    #[arg(long)]
+    pub statement_big_rows: Option<u64>,
+    /// Transactions in the statement's month (the previous Lagos calendar month), in each
+    /// account [default: 3000; smoke 200].
+    #[arg(long)]
+    pub statement_lines: Option<u64>,
+    /// Items of the payroll scenario's bulk transfer [default: 1000; smoke 100].
+    #[arg(long)]
+    pub payroll_items: Option<u64>,
     /// Payouts made by `kobo bench ledger` [default: 20000; smoke 500].
     #[arg(long)]
     pub ledger_transfers: Option<u64>,
@@ -165,7 +188,12 @@ struct Settings {
     load: Load,
     sizes: reads::Sizes,
     ledger_transfers: u64,
+    payroll_items: u64,
     export_rows: u64,
+    /// The statement's sizes; its big account's on each store ([`Settings::statement`]).
+    statement_rows: u64,
+    statement_big_rows: Option<u64>,
+    statement_lines: u64,
     pgbench_scale: u32,
     pgbench_seconds: u64,
 }
@@ -188,11 +216,28 @@ impl Settings {
                 api_rows: args.api_rows,
             },
             ledger_transfers: pick(args.ledger_transfers, 20_000, 500),
+            payroll_items: pick(args.payroll_items, 1_000, 100),
             export_rows: pick(args.export_rows, 1_000_000, 5_000),
+            statement_rows: pick(args.statement_rows, 100_000, 2_000),
+            statement_big_rows: args.statement_big_rows.or(args.smoke.then_some(5_000)),
+            statement_lines: pick(args.statement_lines, 3_000, 200),
             pgbench_scale: args
                 .pgbench_scale
                 .unwrap_or(if args.smoke { 1 } else { 10 }),
             pgbench_seconds: duration,
+        }
+    }
+
+    /// The statement's sizes on `store`: its big account 10M on PostgreSQL, 1M on SQLite
+    /// (issue 61's targets) unless told.
+    fn statement(&self, store: StoreKind) -> statements::Sizes {
+        statements::Sizes {
+            rows: self.statement_rows,
+            big_rows: self.statement_big_rows.unwrap_or(match store {
+                StoreKind::Postgres => 10_000_000,
+                StoreKind::Sqlite => 1_000_000,
+            }),
+            lines: self.statement_lines,
         }
     }
 
@@ -220,7 +265,11 @@ impl Settings {
             "rows": self.sizes.rows,
             "big_rows": self.sizes.big_rows,
             "ledger_transfers": self.ledger_transfers,
+            "payroll_items": self.payroll_items,
             "export_rows": self.export_rows,
+            "statement_rows": self.statement_rows,
+            "statement_big_rows": self.statement_big_rows,
+            "statement_lines": self.statement_lines,
             "pgbench_scale": self.pgbench_scale,
             "soak_seconds": args.soak,
             "soak_rate": args.soak_rate,
@@ -515,6 +564,12 @@ async fn measure_store(
         );
         out.add(report::HOT, m, Some(note));
     }
+    if wanted(Scenario::Payroll) {
+        match payroll::run(&target, settings.payroll_items as usize).await {
+            Ok(payroll) => out.payroll = Some(payroll),
+            Err(error) => out.fail("payroll", &error),
+        }
+    }
     if wanted(Scenario::Credits) {
         let m = measured(load, target.clone(), server, scenarios::credit).await;
         out.add(
@@ -538,6 +593,12 @@ async fn measure_store(
             Ok(Some(export)) => out.export = Some(export),
             Ok(None) => out.skip("export", "kobo bench seed-transactions unavailable"),
             Err(error) => out.fail("export", &error),
+        }
+    }
+    if wanted(Scenario::Statement) {
+        let sizes = settings.statement(store);
+        if let Err(error) = statements::run(cluster, &target, load, &sizes, &mut out).await {
+            out.fail("statement", &error);
         }
     }
     if wanted(Scenario::Ledger) {

@@ -321,6 +321,21 @@ impl Cluster {
         self.processes[index].child.as_ref().and_then(Child::id)
     }
 
+    /// Whether `kobo WORDS... --help` mentions `flag`: an older binary's subcommand may lack a
+    /// flag a scenario needs, and the scenario is skipped instead of failing.
+    pub async fn has_flag(&self, words: &[&str], flag: &str) -> bool {
+        Command::new(&self.kobo)
+            .args(words)
+            .arg("--help")
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .await
+            .is_ok_and(|output| {
+                output.status.success() && String::from_utf8_lossy(&output.stdout).contains(flag)
+            })
+    }
+
     /// Whether this `kobo` binary has the subcommand `words` (`kobo WORDS... --help` succeeds),
     /// so that a run can skip what an older binary cannot do instead of failing.
     pub async fn has_command(&self, words: &[&str]) -> bool {

@@ -3,6 +3,7 @@
 //! ```sh
 //! cargo run -p kobo-load -- chaos --store sqlite                 # the short reliability run
 //! cargo run -p kobo-load -- chaos --store postgres --postgres-outage 5
+//! cargo run -p kobo-load -- payroll-chaos --store sqlite --network-provider  # a salary run killed
 //! cargo run -p kobo-load -- bench --smoke                          # the load generator
 //! ```
 //! See RELIABILITY.md and BENCHMARKS.md for the scenarios and their figures.
@@ -10,6 +11,7 @@
 mod api;
 mod bench;
 mod budget;
+mod bulk;
 mod chaos;
 mod check;
 mod cluster;
@@ -17,6 +19,7 @@ mod edge;
 mod faults;
 mod history;
 mod patroni;
+mod payroll;
 mod provider;
 mod provision;
 mod receiver;
@@ -36,6 +39,11 @@ enum Command {
     /// The reliability run: concurrent payouts under kills and faults, then an independent
     /// check of the history against what the API says (exits 1 on any violation).
     Chaos(chaos::ChaosArgs),
+    /// A 1,000-item bulk transfer (a salary run: intra-bank and NIP) paid while the `kobo`
+    /// process paying it is killed with SIGKILL, then checked from the API and `kobo ledger
+    /// verify`: every item paid exactly once or failed and released, the counts and balances
+    /// right (exits 1 on any violation).
+    PayrollChaos(payroll::PayrollArgs),
     /// The load generator: throughput and latency of each scenario on each store, beside
     /// pgbench and the raw ledger loop (exits 1 only when the harness broke, never on a
     /// figure). A flag given twice takes its last value, so a script's defaults can be
@@ -72,6 +80,7 @@ async fn main() -> anyhow::Result<()> {
         clean = async {
             match cli.command {
                 Command::Chaos(args) => chaos::run(args).await,
+                Command::PayrollChaos(args) => payroll::run(args).await,
                 Command::Bench(args) => bench::run(args).await,
                 Command::Budget(args) => budget::run(args).await,
                 Command::Replication(args) => bench::replication::run(args).await,

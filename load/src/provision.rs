@@ -191,39 +191,9 @@ pub async fn provision(
     for index in 0..plan.businesses {
         let name = format!("Load Test {index} Ltd");
         let email = format!("owner{index}@load-{}.kobo.test", std::process::id());
-        let created = cluster
-            .cli(&[
-                "business",
-                "create",
-                "--name",
-                &name,
-                "--owner-email",
-                &email,
-                "--owner-password",
-                OWNER_PASSWORD,
-                "--active",
-            ])
-            .await?;
-        let field = |name: &str| {
-            created
-                .get(name)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .with_context(|| format!("business create --json without {name}: {created}"))
-        };
-        let id = field("business_id")?;
-        // Far above what a run moves: the limit is not what is under test here.
-        cluster
-            .cli(&["business", "daily-limit", &id, "1000000000"])
-            .await?;
-        let integration = Token::take(
-            api,
-            Login::Integration {
-                client_id: field("client_id")?,
-                client_secret: field("client_secret")?,
-            },
-        )
-        .await?;
+        let Created {
+            id, integration, ..
+        } = create_business(cluster, api, &name, &email).await?;
         let owner = Token::take(api, Login::Owner { email }).await?;
         if let Some((receiver, base)) = &plan.webhooks {
             let secret = register_webhook(api, &owner, &format!("{base}/hooks/{index}")).await?;
@@ -317,6 +287,65 @@ pub async fn provision(
         });
     }
     Ok(businesses)
+}
+
+/// A business just made by [`create_business`]: nothing on its ledger yet.
+pub struct Created {
+    pub id: String,
+    pub integration: Token,
+    pub main_account: Account,
+}
+
+/// An active business named `name`, owned by `email`, made by the operator CLI (`kobo business
+/// create --active`) with a daily limit far above what a run moves; its integration token
+/// taken. Its main account is opened, not funded.
+pub async fn create_business(
+    cluster: &Cluster,
+    api: &Api,
+    name: &str,
+    email: &str,
+) -> Result<Created> {
+    let created = cluster
+        .cli(&[
+            "business",
+            "create",
+            "--name",
+            name,
+            "--owner-email",
+            email,
+            "--owner-password",
+            OWNER_PASSWORD,
+            "--active",
+        ])
+        .await?;
+    let field = |name: &str| {
+        created
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .with_context(|| format!("business create --json without {name}: {created}"))
+    };
+    let id = field("business_id")?;
+    // Far above what a run moves: the limit is not what is under test here.
+    cluster
+        .cli(&["business", "daily-limit", &id, "1000000000"])
+        .await?;
+    let integration = Token::take(
+        api,
+        Login::Integration {
+            client_id: field("client_id")?,
+            client_secret: field("client_secret")?,
+        },
+    )
+    .await?;
+    Ok(Created {
+        main_account: Account {
+            number: field("main_account_number")?,
+            name: field("name")?,
+        },
+        id,
+        integration,
+    })
 }
 
 /// Registers the owner's business's webhook endpoint at `url`; answers its signing secret.

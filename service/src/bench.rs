@@ -6,6 +6,14 @@
 //!   transaction, settlement; the account's balance and the business's ledger head move with
 //!   them), in multi-row statements and large transactions. It writes no events: this is
 //!   history, not news, and no webhook is sent for it. `kobo ledger verify` stays clean.
+//!   The credits are written now, a microsecond apart ([`When::Now`]), or spread evenly over a
+//!   past span ([`When::Over`]), so that a statement of one month can hold a few thousand of
+//!   them with millions before it. The business's ledger head only moves forward, so a past
+//!   span can be seeded only into a business with no entry at or after its start (a fresh
+//!   business, or one whose history all lies before the span): anything else is refused and
+//!   nothing is written. The statement and `kobo ledger verify` read an account's history by
+//!   its transactions' times and running balances, not by the account's `created_at`, so a
+//!   history older than the account reads and verifies like any other.
 //! - [`ledger_loop`]: a payout's ledger statements (the head, a two-posting entry, both
 //!   accounts' transactions, the event) in a plain loop, one database transaction each, with no
 //!   HTTP, authentication, idempotency or audit: the in-process reference the payout benchmark
@@ -18,6 +26,7 @@ use chrono::{DateTime, Duration, Utc};
 use generated_server::{models, ResponseCode};
 
 use crate::datastore::batch::{self, Batch};
+use crate::datastore::ledger as datastore_ledger;
 use crate::datastore::seeding::{self, SeedRows, SeededCredit};
 use crate::error::{Error, OrInternal};
 use crate::kernel::config::Environment;
@@ -105,9 +114,76 @@ pub struct Seeded {
     pub inserted: u64,
 }
 
+/// When [`seed_credits`] puts the credits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// At the time of each batch, a microsecond apart (as many as the API would make at once).
+    Now,
+    /// Evenly over `[from, until)`, in the past: the `i`th of `count` credits at
+    /// `from + (until - from) * i / count`, to the microsecond. `until` must not be after now,
+    /// the span must hold a microsecond for each credit, and the business's ledger must have no
+    /// entry at or after `from`.
+    Over {
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    },
+}
+
+/// The times of [`When::Over`], checked: the first microsecond and the span's microseconds.
+#[derive(Clone, Copy, Debug)]
+struct Spread {
+    from: DateTime<Utc>,
+    micros: i64,
+    count: u64,
+}
+
+impl Spread {
+    /// `None` for [`When::Now`]; `01` if the span is not one the credits fit into by `now`.
+    fn of(when: When, count: u64, now: DateTime<Utc>) -> Result<Option<Spread>, Error> {
+        let When::Over { from, until } = when else {
+            return Ok(None);
+        };
+        let invalid =
+            |message: String| Error::new(ResponseCode::InvalidRequest).with_message(message);
+        let (from, until) = (
+            ledger::to_the_microsecond(from)?,
+            ledger::to_the_microsecond(until)?,
+        );
+        if until <= from {
+            return Err(invalid(format!(
+                "--until {until} is not after --from {from}"
+            )));
+        }
+        if until > now {
+            return Err(invalid(format!(
+                "--until {until} is in the future: seeded history must lie in the past"
+            )));
+        }
+        let micros = (until - from)
+            .num_microseconds()
+            .ok_or_else(|| invalid("the span is too long".into()))?;
+        if u64::try_from(micros).unwrap_or_default() < count {
+            return Err(invalid(format!(
+                "{count} credits do not fit in {micros} µs, a microsecond each"
+            )));
+        }
+        Ok(Some(Spread {
+            from,
+            micros,
+            count,
+        }))
+    }
+
+    /// The time of credit `index` (0-based) of the span's `count`.
+    fn at(&self, index: u64) -> DateTime<Utc> {
+        let offset = i128::from(self.micros) * i128::from(index) / i128::from(self.count.max(1));
+        self.from + Duration::microseconds(i64::try_from(offset).unwrap_or(i64::MAX))
+    }
+}
+
 /// Gives the account numbered `account_number` `count` inbound credits of `amount` each,
-/// from a fixed originator at another bank, `batch` credits per database transaction (see
-/// the module documentation).
+/// from a fixed originator at another bank, `batch` credits per database transaction, at the
+/// times `when` says (see the module documentation).
 pub async fn seed_credits(
     store: &Store,
     now: impl Fn() -> DateTime<Utc>,
@@ -115,46 +191,123 @@ pub async fn seed_credits(
     count: u64,
     amount: Kobo,
     batch: usize,
+    when: When,
 ) -> Result<Seeded, Error> {
     ensure_sandbox(store).await?;
+    let spread = Spread::of(when, count, now())?;
     let (business_id, account) = active_account(store, account_number).await?;
-    let mut left = count;
-    while left > 0 {
-        let batch = usize::try_from(left.min(batch.max(1) as u64)).or_internal()?;
+    let mut done = 0u64;
+    while done < count {
+        let batch = usize::try_from((count - done).min(batch.max(1) as u64)).or_internal()?;
         let mut tx = store.begin().await?;
         let size = u32::try_from(batch).or_internal()?;
-        let first = ledger::advance_head_by(&mut tx, &business_id, size, now()).await?;
-        let balance = credit_balance(&mut tx, &account, amount, first, batch).await?;
+        let times = match spread {
+            None => Times::Now(ledger::advance_head_by(&mut tx, &business_id, size, now()).await?),
+            Some(spread) => {
+                let head = place_in_past(&mut tx, &business_id, &spread, done, batch).await;
+                // Refused: the transaction is dropped, nothing of this batch is kept.
+                let head = head.map_err(|error| match done {
+                    0 => error,
+                    _ => {
+                        let message =
+                            format!("{} ({done} credits were written before)", error.message());
+                        error.with_message(message)
+                    }
+                })?;
+                Times::Spread { head, spread, done }
+            }
+        };
+        let last_at = times.at(batch - 1);
+        let balance = credit_balance(&mut tx, &account, amount, last_at, batch).await?;
         let mut rows = SeedRows::for_tx(&tx, batch);
         for offset in 0..batch {
             // The batch's later credits are in the balance the update left.
             let later = i64::try_from(batch - 1 - offset).or_internal()? * amount.get();
-            let place = Place { first, offset };
+            let place = Place {
+                sequence: times.first().sequence + i64::try_from(offset).or_internal()?,
+                at: times.at(offset),
+            };
             rows.push(&seeded_credit(
                 &business_id,
                 &account,
                 amount,
                 place,
                 balance - later,
-            )?);
+            ));
         }
         rows.insert(&mut tx).await?;
         tx.commit().await.or_internal()?;
-        left -= batch as u64;
+        done += batch as u64;
     }
     // Fresh statistics, as a deployment of that size would have them.
     seeding::analyze_transactions(store).await?;
     Ok(Seeded { inserted: count })
 }
 
+/// The places of one batch and their times.
+enum Times {
+    /// From the head's first place, a microsecond apart.
+    Now(ledger::Head),
+    /// The head's places at the span's times of credits `done..`.
+    Spread {
+        head: ledger::Head,
+        spread: Spread,
+        done: u64,
+    },
+}
+
+impl Times {
+    fn first(&self) -> ledger::Head {
+        match self {
+            Times::Now(head) | Times::Spread { head, .. } => *head,
+        }
+    }
+
+    /// The time of the batch's credit `offset`.
+    fn at(&self, offset: usize) -> DateTime<Utc> {
+        match self {
+            Times::Now(head) => head.posted_at + Duration::microseconds(offset as i64),
+            Times::Spread { spread, done, .. } => spread.at(*done + offset as u64),
+        }
+    }
+}
+
+/// Takes `batch` places of the business's ledger for the span's credits `done..done + batch`:
+/// the first at the first credit's time, the head left at the last credit's time (the places
+/// between are the credits', later than a microsecond apart). `09` when the head was already
+/// past the first credit's time: the ledger's time only moves forward, and the credit would
+/// land elsewhere than asked.
+async fn place_in_past(
+    tx: &mut Tx,
+    business_id: &str,
+    spread: &Spread,
+    done: u64,
+    batch: usize,
+) -> Result<ledger::Head, Error> {
+    let first_at = spread.at(done);
+    let size = u32::try_from(batch).or_internal()?;
+    let head = ledger::advance_head_by(tx, business_id, size, first_at).await?;
+    if head.posted_at != first_at {
+        let last = head.posted_at - Duration::microseconds(1);
+        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+            "the business of this account has ledger entries up to {last}, at or after {first_at}: \
+             history goes into the past only before a business's first entry there \
+             (seed an account of a fresh business, or a span after {last})"
+        )));
+    }
+    let last_at = spread.at(done + batch as u64 - 1);
+    datastore_ledger::set_head_time(tx, business_id, last_at).await?;
+    Ok(head)
+}
+
 /// Adds a batch of `batch` credits of `amount` to the account's balance in one update, its
-/// last update at the batch's last place (`48` if the account cannot hold them); returns the
-/// balance after.
+/// last update at `last_at`, the batch's last credit (`48` if the account cannot hold them);
+/// returns the balance after.
 async fn credit_balance(
     tx: &mut Tx,
     account: &AccountRow,
     amount: Kobo,
-    first: ledger::Head,
+    last_at: DateTime<Utc>,
     batch: usize,
 ) -> Result<i64, Error> {
     let batch = i64::try_from(batch).or_internal()?;
@@ -162,7 +315,6 @@ async fn credit_balance(
         .get()
         .checked_mul(batch)
         .ok_or_else(|| Error::internal("the seeded total overflows"))?;
-    let last_at = first.posted_at + Duration::microseconds(batch - 1);
     seeding::add_to_balance(tx, &account.id, total, last_at, MAX_BALANCE)
         .await?
         .ok_or_else(|| {
@@ -170,25 +322,22 @@ async fn credit_balance(
         })
 }
 
-/// A credit's place: `offset` in a batch that starts at `first`.
+/// A credit's place in its business's ledger and its time.
 struct Place {
-    first: ledger::Head,
-    offset: usize,
+    sequence: i64,
+    at: DateTime<Utc>,
 }
 
-/// The credit at its place, each a microsecond after the one before, its ids in time order
-/// ([`seed_id`]), the account's balance `balance_after` right after it.
+/// The credit at its place, its ids in time order ([`seed_id`]), the account's balance
+/// `balance_after` right after it.
 fn seeded_credit<'a>(
     business_id: &'a str,
     account: &'a AccountRow,
     amount: Kobo,
-    Place { first, offset }: Place,
+    Place { sequence, at }: Place,
     balance_after: i64,
-) -> Result<SeededCredit<'a>, Error> {
-    let offset = i64::try_from(offset).or_internal()?;
-    let sequence = first.sequence + offset;
-    let at = first.posted_at + Duration::microseconds(offset);
-    Ok(SeededCredit {
+) -> SeededCredit<'a> {
+    SeededCredit {
         business_id,
         account_id: &account.id,
         settlement_account_id: Internal::NipSettlement.id(Environment::Sandbox),
@@ -196,12 +345,12 @@ fn seeded_credit<'a>(
         posting_ids: [seed_id(at), seed_id(at)],
         id: seed_id(at),
         sequence,
-        reference: seed_reference(business_id, sequence, first.posted_at),
+        reference: seed_reference(business_id, sequence, at),
         narration: format!("Seeded credit {sequence}"),
         amount: amount.get(),
         balance_after,
         at,
-    })
+    }
 }
 
 /// Moves `amount` `transfers` times between the business's active accounts, round robin from

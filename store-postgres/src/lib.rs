@@ -52,6 +52,8 @@ pub mod accounts;
 pub mod approval_policies;
 pub mod audit;
 pub mod batch;
+pub mod beneficiaries;
+pub mod bulk_transfers;
 pub mod businesses;
 pub mod customers;
 pub mod daily_totals;

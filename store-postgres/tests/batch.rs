@@ -68,7 +68,7 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
             business_id: business.clone(),
             source_account_id: account.clone(),
             beneficiary_account_id: None,
-            debit_transaction_id: debit.to_string(),
+            debit_transaction_id: Some(debit.to_string()),
             fee_transaction_id: None,
             day: "2026-11-26".into(),
             credential_issued_by: Some("operator".into()),

@@ -1113,7 +1113,7 @@ fn held_transfer(w: &World, debit: &str) -> kobo_store::transfers::NewTransfer {
         business_id: w.business_id.clone(),
         source_account_id: w.main_id.clone(),
         beneficiary_account_id: None,
-        debit_transaction_id: debit.to_owned(),
+        debit_transaction_id: Some(debit.to_owned()),
         fee_transaction_id: None,
         day: "2026-11-26".into(),
         credential_issued_by: None,

@@ -306,6 +306,17 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
             .iter()
             .find(|(after_name, _)| after_name == name)
             .unwrap_or_else(|| panic!("{name} is gone"));
+        // 0032 adds the bulk transfers' reserve, one internal account per environment: every
+        // account of before is kept, and two more stand beside them.
+        if name == "internal_accounts rows" {
+            let count = |rows: &[String]| rows[0].parse::<i64>().unwrap();
+            assert_eq!(count(&new.1), count(old) + 2, "{name}");
+            continue;
+        }
+        if name.starts_with("internal_accounts ") && new.1.len() == old.len() + 2 {
+            assert!(old.iter().all(|row| new.1.contains(row)), "{name}");
+            continue;
+        }
         assert_eq!(old, &new.1, "{name}");
     }
     assert!(before

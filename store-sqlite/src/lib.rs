@@ -53,6 +53,8 @@ pub mod accounts;
 pub mod approval_policies;
 pub mod audit;
 pub mod batch;
+pub mod beneficiaries;
+pub mod bulk_transfers;
 pub mod businesses;
 pub mod customers;
 pub mod daily_totals;
@@ -640,7 +642,7 @@ mod tests {
     #[test]
     fn the_fingerprint_is_stable() {
         assert_eq!(schema_fingerprint().len(), 12);
-        assert_eq!(MIGRATOR.iter().count(), 20);
+        assert_eq!(MIGRATOR.iter().count(), 23);
     }
 }
 

@@ -766,7 +766,7 @@ fn new_transfer(
         business_id: f.business.clone(),
         source_account_id: f.main.clone(),
         beneficiary_account_id: None,
-        debit_transaction_id: debit.to_owned(),
+        debit_transaction_id: Some(debit.to_owned()),
         fee_transaction_id: None,
         day: "2026-11-02".into(),
         credential_issued_by: None,

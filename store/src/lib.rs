@@ -7,6 +7,8 @@ pub mod accounts;
 pub mod approval_policies;
 pub mod audit;
 pub mod batch;
+pub mod beneficiaries;
+pub mod bulk_transfers;
 pub mod businesses;
 pub mod contract;
 pub mod customers;

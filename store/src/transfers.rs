@@ -48,7 +48,9 @@ pub struct NewTransfer {
     pub business_id: String,
     pub source_account_id: String,
     pub beneficiary_account_id: Option<String>,
-    pub debit_transaction_id: String,
+    /// The source account's debit; none for a bulk transfer's item, paid from the batch's
+    /// reservation (whose debit is the batch's).
+    pub debit_transaction_id: Option<String>,
     pub fee_transaction_id: Option<String>,
     /// The Lagos day its amount counts on.
     pub day: String,

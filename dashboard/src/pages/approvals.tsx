@@ -1,6 +1,7 @@
 // The checker's queue, each held payment with what a person decides on (who made it, why, to
 // whom as the bank confirmed the name, from which account and what it keeps once it is sent),
-// approved with one's own code or rejected with a reason; and the approval policy that fills
+// approved with one's own code or rejected with a reason; the bulk payments held whole, each
+// leading to its page where it is approved or rejected; and the approval policy that fills
 // the queue.
 import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, Refusal, type Schemas } from "../api";
@@ -9,6 +10,7 @@ import { navigate } from "../router";
 import { can, currentSession } from "../session";
 import { notifyApprovalsChanged } from "../waiting";
 import { Badge, Empty, ErrorNote, Field, Link, Notice, OtpStep, Pager, useAction, useCursorPages, useLoad } from "../ui";
+import { BulkStatus, useWho } from "./bulk";
 
 type Detail = Schemas["TransferDetail"];
 
@@ -54,7 +56,72 @@ export function ApprovalsPage() {
         </div>
       )}
       <Pager pages={pages} label="Approvals" oldestFirst />
+      {can("/api/v1/transaction/transfer/web/fetch_bulk_transfers") && <HeldBatches />}
     </section>
+  );
+}
+
+/** Bulk payments held whole by the approval policy, their money set aside: each opens its page to decide. */
+function HeldBatches() {
+  const me = currentSession()?.profile.member.id;
+  const who = useWho();
+  const pages = useCursorPages(
+    async (cursor) =>
+      call(client.POST("/api/v1/transaction/transfer/web/fetch_bulk_transfers", { body: { status: "pending_approval", limit: 20, ...cursor } })),
+    "held-batches",
+  );
+  const canReview = can("/api/v1/transaction/transfer/web/approve_bulk_transfer");
+  return (
+    <>
+      <h2>Bulk payments waiting for approval</h2>
+      <ErrorNote error={pages.error} />
+      {pages.items.length === 0 && !pages.loading ? (
+        <Empty>No bulk payment is waiting for approval.</Empty>
+      ) : (
+        <div class="held-list">
+          {pages.items.map((batch) => (
+            <article key={batch.bulk_transfer_id} class="card held held-batch" data-batch={batch.bulk_transfer_id}>
+              <div class="heading">
+                <h3>
+                  {naira(batch.totals.total)} to {batch.counts.valid.toLocaleString("en")} {batch.counts.valid === 1 ? "beneficiary" : "beneficiaries"}
+                </h3>
+                <BulkStatus status={batch.status} />
+              </div>
+              <dl class="details">
+                <dt>Authorised by</dt>
+                <dd data-testid="held-batch-maker">
+                  {who(batch.authorised_by, batch.authorised_by_name)} · {when(batch.authorised_at)}
+                </dd>
+                <dt>From</dt>
+                <dd>
+                  <span class="mono">{batch.source_account_number}</span>
+                  <div class="muted">{naira(batch.totals.reserved)} already set aside</div>
+                </dd>
+                <dt>Rows</dt>
+                <dd>
+                  {batch.counts.valid.toLocaleString("en")} to pay
+                  {batch.counts.invalid > 0 && `, ${batch.counts.invalid.toLocaleString("en")} left out (cannot be paid)`} ·{" "}
+                  {naira(batch.totals.amount)} + {naira(batch.totals.fees)} fees + {naira(batch.totals.vat)} VAT
+                </dd>
+                {batch.reference && (
+                  <>
+                    <dt>Reference</dt>
+                    <dd class="mono">{batch.reference}</dd>
+                  </>
+                )}
+              </dl>
+              <div class="actions">
+                <Link to={`bulk/${batch.bulk_transfer_id}`} class="button">
+                  {canReview && batch.authorised_by !== me ? "Review and decide" : "Open the batch"}
+                </Link>
+                {canReview && batch.authorised_by === me && <span class="muted">You authorised it: another member approves it.</span>}
+              </div>
+            </article>
+          ))}
+        </div>
+      )}
+      <Pager pages={pages} label="Bulk payments waiting" oldestFirst />
+    </>
   );
 }
 

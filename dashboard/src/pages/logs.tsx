@@ -16,6 +16,8 @@ const AUDIT_ACTIONS: Schemas["AuditAction"][] = [
   "create_customer_account", "receive_inbound_transfer", "funds_transfer", "approve_transfer", "reject_transfer",
   "cancel_transfer", "create_approval_policy", "update_approval_policy", "create_webhook_configuration",
   "update_webhook_configuration", "rotate_webhook_secret", "replay_webhook_event", "test_webhook",
+  "create_beneficiary", "delete_beneficiary", "create_bulk_transfer", "cancel_bulk_transfer",
+  "authorize_bulk_transfer", "approve_bulk_transfer", "reject_bulk_transfer",
 ];
 
 /** The audit log's actions as a person says them. */
@@ -46,6 +48,13 @@ const ACTION_WORDS: Record<string, string> = {
   rotate_webhook_secret: "Rotated the webhook secret",
   replay_webhook_event: "Sent a webhook event again",
   test_webhook: "Sent a test webhook",
+  create_beneficiary: "Saved a beneficiary",
+  delete_beneficiary: "Forgot a saved beneficiary",
+  create_bulk_transfer: "Sent a bulk payment to be checked",
+  cancel_bulk_transfer: "Cancelled a bulk payment",
+  authorize_bulk_transfer: "Authorised a bulk payment",
+  approve_bulk_transfer: "Approved a bulk payment",
+  reject_bulk_transfer: "Rejected a bulk payment",
 };
 
 function actionWords(action: string): string {
@@ -84,6 +93,10 @@ function Target({ entry }: { entry: Schemas["AuditLogEntry"] }) {
       return <span>A webhook event</span>;
     case "transaction":
       return <span>A transaction</span>;
+    case "beneficiary":
+      return <span>A saved beneficiary</span>;
+    case "bulk_transfer":
+      return entry.target_id ? <Link to={`bulk/${entry.target_id}`}>A bulk payment</Link> : <span>A bulk payment</span>;
     default:
       return <span class="muted">—</span>;
   }

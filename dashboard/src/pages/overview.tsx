@@ -140,15 +140,24 @@ function Waiting() {
   const me = currentSession()?.profile.member.id;
   const loaded = useLoad(async () => {
     const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
-    const [pending, failed, reversed] = await Promise.all([
+    const batches = can("/api/v1/transaction/transfer/web/approve_bulk_transfer") && can("/api/v1/transaction/transfer/web/fetch_bulk_transfers");
+    const [pending, failed, reversed, heldBatches] = await Promise.all([
       call(client.POST("/api/v1/transaction/transfer/web/fetch_pending_transfers", { body: { limit: 100 } })),
       call(client.POST("/api/v1/transaction/transfer/web/fetch_transfers", { body: { filters: { transfer_status: "failed", start_date: weekAgo }, limit: 5 } })),
       call(client.POST("/api/v1/transaction/transfer/web/fetch_transfers", { body: { filters: { transfer_status: "reversed", start_date: weekAgo }, limit: 5 } })),
+      batches
+        ? call(client.POST("/api/v1/transaction/transfer/web/fetch_bulk_transfers", { body: { status: "pending_approval", limit: 100 } }))
+        : null,
     ]);
-    return { pending: pending.data, failed: [...failed.data, ...reversed.data] };
+    return { pending: pending.data, failed: [...failed.data, ...reversed.data], batches: heldBatches?.data ?? [] };
   }, "waiting");
   const value = loaded.value;
   const forMe = (value?.pending ?? []).filter((transfer) => transfer.initiated_by !== me);
+  const batchesForMe = (value?.batches ?? []).filter((batch) => batch.authorised_by !== me).length;
+  const toApprove = [
+    forMe.length ? `${countText(forMe.length)} payment${forMe.length === 1 ? "" : "s"}` : "",
+    batchesForMe ? `${countText(batchesForMe)} bulk payment${batchesForMe === 1 ? "" : "s"}` : "",
+  ].filter(Boolean);
   const mine = (value?.pending ?? []).filter((transfer) => transfer.initiated_by === me);
   const approves = can("/api/v1/transaction/transfer/web/approve_transfer");
   return (
@@ -160,7 +169,7 @@ function Waiting() {
           {approves && (
             <li data-testid="waiting-for-me">
               <Link to="approvals">
-                {forMe.length ? `${countText(forMe.length)} payment${forMe.length === 1 ? "" : "s"} to approve` : "Nothing to approve"}
+                {toApprove.length ? `${toApprove.join(" and ")} to approve` : "Nothing to approve"}
               </Link>
             </li>
           )}

@@ -3,7 +3,9 @@
 // holds it), and the one-time code (`/pay/confirm`). What was typed is kept in this tab
 // (sessionStorage) until the payment is sent, so a reload or Back at any step finds it again,
 // with the same Idempotency-Key: a retry cannot pay twice. Once sent, the payment's receipt has
-// its own address (`/transfers/<reference>`).
+// its own address (`/transfers/<reference>`). Saved beneficiaries fill the details in one pick,
+// and the check step offers to save a beneficiary not saved yet (saved before the money is sent,
+// so a save that fails is said, and stops nothing already paid).
 import { useEffect, useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { amountField, charges, KOBO_BANK_CODE, koboOf, koboText, naira, parseAmount } from "../money";
@@ -66,6 +68,74 @@ function useBanks() {
 async function accountByNumber(number: string): Promise<Account> {
   const answer = await call(client.POST("/api/v1/account/web/get_account", { body: { account_number: number } }));
   return answer.data;
+}
+
+type Saved = Schemas["SavedBeneficiary"];
+
+/** The business's saved beneficiaries, newest first (`search`: a name, a nickname or a number). */
+async function savedBeneficiaries(search: string): Promise<Saved[]> {
+  const body = search.trim() ? { search: search.trim(), limit: 100 } : { limit: 100 };
+  const answer = await call(client.POST("/api/v1/transaction/transfer/web/fetch_beneficiaries", { body }));
+  return answer.data;
+}
+
+function savedLabel(saved: Saved): string {
+  const name = saved.nickname ? `${saved.nickname} (${saved.account_name})` : saved.account_name;
+  return `${name} · ${saved.account_number} · ${saved.bank_name}`;
+}
+
+/** Pick a saved beneficiary: its bank and account number fill the form. */
+function SavedPicker({ onPick }: { onPick: (saved: Saved) => void }) {
+  const [search, setSearch] = useState("");
+  const saved = useLoad(() => savedBeneficiaries(search), `saved|${search}`);
+  const forget = useAction();
+  const [chosen, setChosen] = useState("");
+  const list = saved.value ?? [];
+  if (!search && list.length === 0 && !saved.error) return null;
+  const picked = list.find((item) => item.beneficiary_id === chosen);
+  return (
+    <div class="grid" data-testid="saved-beneficiaries">
+      <ErrorNote error={saved.error ?? forget.error} />
+      <Field label="Find a saved beneficiary" hint="A name, a nickname or an account number">
+        <input name="saved_search" autoComplete="off" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+      </Field>
+      <Field label="Saved beneficiary" hint={list.length === 100 ? "The 100 newest: search for others" : undefined}>
+        <select
+          name="saved_beneficiary"
+          value={chosen}
+          onChange={(e) => {
+            const id = e.currentTarget.value;
+            setChosen(id);
+            const item = list.find((one) => one.beneficiary_id === id);
+            if (item) onPick(item);
+          }}
+        >
+          <option value="">{list.length ? "Choose one, or type the details below" : "None found"}</option>
+          {list.map((item) => (
+            <option value={item.beneficiary_id}>{savedLabel(item)}</option>
+          ))}
+        </select>
+      </Field>
+      {picked && (
+        <div>
+          <button
+            type="button"
+            class="secondary"
+            disabled={forget.busy}
+            onClick={() =>
+              forget.run(async () => {
+                await call(client.POST("/api/v1/transaction/transfer/web/delete_beneficiary", { body: { beneficiary_id: picked.beneficiary_id } }));
+                setChosen("");
+                saved.reload();
+              })
+            }
+          >
+            Forget {picked.nickname ?? picked.account_name}
+          </button>
+        </div>
+      )}
+    </div>
+  );
 }
 
 /** The sandbox's test beneficiaries (spec/openapi.yaml, "Sandbox"). */
@@ -179,6 +249,7 @@ function DetailsForm({ details, onChange, onChecked }: { details: Details; onCha
             onChange({ ...details, source: account.account_number });
           }}
         />
+        <SavedPicker onPick={(saved) => edit({ bankCode: saved.bank_code, beneficiary: saved.account_number })} />
         <div class="grid">
           <Field label="Bank">
             <select name="bank_code" value={details.bankCode} onChange={(e) => edit({ bankCode: e.currentTarget.value })}>
@@ -224,6 +295,15 @@ function DetailsForm({ details, onChange, onChecked }: { details: Details; onCha
 
 function Confirm({ review, confirming, onBack }: { review: Review; confirming: boolean; onBack: () => void }) {
   const [otp, setOtp] = useState("");
+  const [keep, setKeep] = useState(false);
+  // Saved already? Then there is nothing to offer.
+  const known = useLoad(
+    async () =>
+      (await savedBeneficiaries(review.enquiry.account_number)).some(
+        (saved) => saved.bank_code === review.enquiry.bank_code && saved.account_number === review.enquiry.account_number,
+      ),
+    `known|${review.enquiry.bank_code}|${review.enquiry.account_number}`,
+  );
   const send = useAction();
   const { details, source, enquiry } = review;
   const interBank = details.bankCode !== KOBO_BANK_CODE;
@@ -239,6 +319,15 @@ function Confirm({ review, confirming, onBack }: { review: Review; confirming: b
   const submit = async (event: Event) => {
     event.preventDefault();
     await send.run(async () => {
+      if (keep && known.value === false) {
+        // Saved first: saving again is harmless (the same beneficiary comes back), so a retry
+        // after a refused payment saves nothing twice.
+        await call(
+          client.POST("/api/v1/transaction/transfer/web/create_beneficiary", {
+            body: { account_number: enquiry.account_number, bank_code: enquiry.bank_code, account_name: enquiry.account_name },
+          }),
+        );
+      }
       const body: Schemas["FundsTransferRequest"] = {
         source_account_number: source.account_number,
         source_account_name: source.account_name,
@@ -322,6 +411,13 @@ function Confirm({ review, confirming, onBack }: { review: Review; confirming: b
         <ErrorNote error={send.error} context="otp" />
         {confirming && enough ? (
           <>
+            {known.value === false && (
+              <label class="check">
+                <input type="checkbox" name="save_beneficiary" checked={keep} onChange={(e) => setKeep(e.currentTarget.checked)} /> Save {enquiry.account_name} to
+                your beneficiaries
+              </label>
+            )}
+            {known.value === true && <p class="muted" data-testid="already-saved">{enquiry.account_name} is one of your saved beneficiaries.</p>}
             <OtpStep value={otp} onChange={setOtp} />
             <div class="actions">
               <button type="submit" disabled={send.busy}>

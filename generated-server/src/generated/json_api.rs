@@ -48,12 +48,62 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let _ = answer;
         Ok(())
     }
+    async fn approve_bulk_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::ApproveBulkTransferRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::ApproveBulkTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn approve_transfer(
         &self,
         ctx: RequestContext<T::Principal>,
         body: models::ApproveTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         let operation = Operation::ApproveTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn authorize_bulk_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::AuthorizeBulkTransferRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::AuthorizeBulkTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn authorize_bulk_transfer_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::AuthorizeBulkTransferApiRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::AuthorizeBulkTransferApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn cancel_bulk_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::CancelBulkTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn cancel_bulk_transfer_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::CancelBulkTransferApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
@@ -109,6 +159,46 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn create_beneficiary(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateBeneficiaryRequest,
+    ) -> Result<models::SavedBeneficiary, ApiError> {
+        let operation = Operation::CreateBeneficiary;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn create_beneficiary_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateBeneficiaryRequest,
+    ) -> Result<models::SavedBeneficiary, ApiError> {
+        let operation = Operation::CreateBeneficiaryApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn create_bulk_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateBulkTransferRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::CreateBulkTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn create_bulk_transfer_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateBulkTransferRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::CreateBulkTransferApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn create_customer_account(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -155,6 +245,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::CreateRoleRequest,
     ) -> Result<models::Role, ApiError> {
         let operation = Operation::CreateRole;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn delete_beneficiary(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BeneficiaryIdRequest,
+    ) -> Result<models::SavedBeneficiary, ApiError> {
+        let operation = Operation::DeleteBeneficiary;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn delete_beneficiary_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BeneficiaryIdRequest,
+    ) -> Result<models::SavedBeneficiary, ApiError> {
+        let operation = Operation::DeleteBeneficiaryApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
@@ -302,6 +412,72 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
+    }
+    async fn fetch_beneficiaries(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchBeneficiariesRequest,
+    ) -> Result<Page<Vec<models::SavedBeneficiary>>, ApiError> {
+        let operation = Operation::FetchBeneficiaries;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_beneficiaries_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchBeneficiariesRequest,
+    ) -> Result<Page<Vec<models::SavedBeneficiary>>, ApiError> {
+        let operation = Operation::FetchBeneficiariesApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_bulk_transfer_items(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchBulkTransferItemsRequest,
+    ) -> Result<Page<Vec<models::BulkTransferItem>>, ApiError> {
+        let operation = Operation::FetchBulkTransferItems;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_bulk_transfer_items_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchBulkTransferItemsRequest,
+    ) -> Result<Page<Vec<models::BulkTransferItem>>, ApiError> {
+        let operation = Operation::FetchBulkTransferItemsApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_bulk_transfers(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchBulkTransfersRequest,
+    ) -> Result<Page<Vec<models::BulkTransfer>>, ApiError> {
+        let operation = Operation::FetchBulkTransfers;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_bulk_transfers_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchBulkTransfersRequest,
+    ) -> Result<Page<Vec<models::BulkTransfer>>, ApiError> {
+        let operation = Operation::FetchBulkTransfersApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
     }
     async fn fetch_customer_accounts(
         &self,
@@ -475,6 +651,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn generate_bulk_transfer_otp(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::OtpDelivery, ApiError> {
+        let operation = Operation::GenerateBulkTransferOtp;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn generate_otp(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -533,6 +719,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::EmptyObject,
     ) -> Result<models::ApprovalPolicy, ApiError> {
         let operation = Operation::GetApprovalPolicy;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn get_bulk_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::GetBulkTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn get_bulk_transfer_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::GetBulkTransferApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
@@ -668,12 +874,42 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn pay_beneficiary(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::PayBeneficiaryRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        let operation = Operation::PayBeneficiary;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn pay_beneficiary_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::PayBeneficiaryApiRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        let operation = Operation::PayBeneficiaryApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn regenerate_secret(
         &self,
         ctx: RequestContext<T::Principal>,
         body: models::EmptyObject,
     ) -> Result<models::IntegrationCredentials, ApiError> {
         let operation = Operation::RegenerateSecret;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn reject_bulk_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::RejectBulkTransferRequest,
+    ) -> Result<models::BulkTransfer, ApiError> {
+        let operation = Operation::RejectBulkTransfer;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)

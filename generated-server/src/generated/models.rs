@@ -1616,6 +1616,13 @@ impl ::std::convert::TryFrom<::std::string::String> for ApprovalStatus {
         value.parse()
     }
 }
+///`ApproveBulkTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveBulkTransferRequest {
+    pub bulk_transfer_id: ::uuid::Uuid,
+    pub otp: Otp,
+}
 ///`ApproveTransferIdempotencyKey`
 #[derive(
     ::serde::Serialize,
@@ -1772,6 +1779,20 @@ pub enum AuditAction {
     ReplayWebhookEvent,
     #[serde(rename = "test_webhook")]
     TestWebhook,
+    #[serde(rename = "create_beneficiary")]
+    CreateBeneficiary,
+    #[serde(rename = "delete_beneficiary")]
+    DeleteBeneficiary,
+    #[serde(rename = "create_bulk_transfer")]
+    CreateBulkTransfer,
+    #[serde(rename = "cancel_bulk_transfer")]
+    CancelBulkTransfer,
+    #[serde(rename = "authorize_bulk_transfer")]
+    AuthorizeBulkTransfer,
+    #[serde(rename = "approve_bulk_transfer")]
+    ApproveBulkTransfer,
+    #[serde(rename = "reject_bulk_transfer")]
+    RejectBulkTransfer,
 }
 impl ::std::fmt::Display for AuditAction {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1806,6 +1827,13 @@ impl ::std::fmt::Display for AuditAction {
             Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
             Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
             Self::TestWebhook => f.write_str("test_webhook"),
+            Self::CreateBeneficiary => f.write_str("create_beneficiary"),
+            Self::DeleteBeneficiary => f.write_str("delete_beneficiary"),
+            Self::CreateBulkTransfer => f.write_str("create_bulk_transfer"),
+            Self::CancelBulkTransfer => f.write_str("cancel_bulk_transfer"),
+            Self::AuthorizeBulkTransfer => f.write_str("authorize_bulk_transfer"),
+            Self::ApproveBulkTransfer => f.write_str("approve_bulk_transfer"),
+            Self::RejectBulkTransfer => f.write_str("reject_bulk_transfer"),
         }
     }
 }
@@ -1841,6 +1869,13 @@ impl ::std::str::FromStr for AuditAction {
             "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
             "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
             "test_webhook" => Ok(Self::TestWebhook),
+            "create_beneficiary" => Ok(Self::CreateBeneficiary),
+            "delete_beneficiary" => Ok(Self::DeleteBeneficiary),
+            "create_bulk_transfer" => Ok(Self::CreateBulkTransfer),
+            "cancel_bulk_transfer" => Ok(Self::CancelBulkTransfer),
+            "authorize_bulk_transfer" => Ok(Self::AuthorizeBulkTransfer),
+            "approve_bulk_transfer" => Ok(Self::ApproveBulkTransfer),
+            "reject_bulk_transfer" => Ok(Self::RejectBulkTransfer),
             _ => Err("invalid value".into()),
         }
     }
@@ -1912,6 +1947,173 @@ pub struct AuditLogFilters {
     pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub user_id: ::std::option::Option<::uuid::Uuid>,
+}
+///`AuthorizeBulkTransferApiIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AuthorizeBulkTransferApiIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for AuthorizeBulkTransferApiIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AuthorizeBulkTransferApiIdempotencyKey>
+for ::std::string::String {
+    fn from(value: AuthorizeBulkTransferApiIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AuthorizeBulkTransferApiIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AuthorizeBulkTransferApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AuthorizeBulkTransferApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AuthorizeBulkTransferApiIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`AuthorizeBulkTransferApiRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthorizeBulkTransferApiRequest {
+    pub bulk_transfer_id: ::uuid::Uuid,
+    ///The batch's valid items (`counts.valid`), which are what is paid.
+    pub item_count: ::std::num::NonZeroU64,
+    pub total: Amount,
+}
+///`AuthorizeBulkTransferIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AuthorizeBulkTransferIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for AuthorizeBulkTransferIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AuthorizeBulkTransferIdempotencyKey>
+for ::std::string::String {
+    fn from(value: AuthorizeBulkTransferIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AuthorizeBulkTransferIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AuthorizeBulkTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AuthorizeBulkTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AuthorizeBulkTransferIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`AuthorizeBulkTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthorizeBulkTransferRequest {
+    pub bulk_transfer_id: ::uuid::Uuid,
+    ///The batch's valid items (`counts.valid`), which are what is paid.
+    pub item_count: ::std::num::NonZeroU64,
+    pub otp: Otp,
+    pub total: Amount,
 }
 ///A balance in NGN as a decimal string with nine fraction digits.
 #[derive(
@@ -2054,6 +2256,852 @@ impl<'de> ::serde::Deserialize<'de> for BankCode {
                 <D::Error as ::serde::de::Error>::custom(e.to_string())
             })
     }
+}
+///`BeneficiaryIdRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BeneficiaryIdRequest {
+    pub beneficiary_id: ::uuid::Uuid,
+}
+/**What became of an item's payment: `unpaid` (not paid: the batch is not executing yet, the
+item is invalid, or the batch ended without paying it), `processing` (sent over NIP, not
+settled yet), `success`, `failed` (refused when it was to be paid: `failure_code` says
+why; or failed at NIP), `reversed` (NIP returned it).
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BulkItemOutcome {
+    #[serde(rename = "unpaid")]
+    Unpaid,
+    #[serde(rename = "processing")]
+    Processing,
+    #[serde(rename = "success")]
+    Success,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "reversed")]
+    Reversed,
+}
+impl ::std::fmt::Display for BulkItemOutcome {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Unpaid => f.write_str("unpaid"),
+            Self::Processing => f.write_str("processing"),
+            Self::Success => f.write_str("success"),
+            Self::Failed => f.write_str("failed"),
+            Self::Reversed => f.write_str("reversed"),
+        }
+    }
+}
+impl ::std::str::FromStr for BulkItemOutcome {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "unpaid" => Ok(Self::Unpaid),
+            "processing" => Ok(Self::Processing),
+            "success" => Ok(Self::Success),
+            "failed" => Ok(Self::Failed),
+            "reversed" => Ok(Self::Reversed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkItemOutcome {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkItemOutcome {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///An item's verdict: `pending` (not checked yet), `valid`, `invalid` (`refusal_code` says why).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BulkItemValidation {
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "valid")]
+    Valid,
+    #[serde(rename = "invalid")]
+    Invalid,
+}
+impl ::std::fmt::Display for BulkItemValidation {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Pending => f.write_str("pending"),
+            Self::Valid => f.write_str("valid"),
+            Self::Invalid => f.write_str("invalid"),
+        }
+    }
+}
+impl ::std::str::FromStr for BulkItemValidation {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "pending" => Ok(Self::Pending),
+            "valid" => Ok(Self::Valid),
+            "invalid" => Ok(Self::Invalid),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkItemValidation {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkItemValidation {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+/**What an invalid item does to its batch: `refuse_batch`, the whole batch is `invalid` and
+cannot be paid; `skip_invalid`, the batch goes on without it.
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BulkOnInvalid {
+    #[serde(rename = "refuse_batch")]
+    RefuseBatch,
+    #[serde(rename = "skip_invalid")]
+    SkipInvalid,
+}
+impl ::std::fmt::Display for BulkOnInvalid {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::RefuseBatch => f.write_str("refuse_batch"),
+            Self::SkipInvalid => f.write_str("skip_invalid"),
+        }
+    }
+}
+impl ::std::str::FromStr for BulkOnInvalid {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "refuse_batch" => Ok(Self::RefuseBatch),
+            "skip_invalid" => Ok(Self::SkipInvalid),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkOnInvalid {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkOnInvalid {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///A batch of payments from one account (`create_bulk_transfer`).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct BulkTransfer {
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub authorised_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///The member who authorised it, or `integration`; null before.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub authorised_by: ::std::option::Option<::std::string::String>,
+    ///That member's name as it was then; null for `integration` or before.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub authorised_by_name: ::std::option::Option<::std::string::String>,
+    pub bulk_transfer_id: ::uuid::Uuid,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub cancelled_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///When every item had its outcome.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    pub counts: BulkTransferCounts,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The member who sent it, or `integration`.
+    pub created_by: ::std::string::String,
+    ///That member's name as it was then; null for `integration`.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub created_by_name: ::std::option::Option<::std::string::String>,
+    pub created_via: BulkTransferCreatedVia,
+    ///Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///The narration of items that have none of their own.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub narration: ::std::option::Option<::std::string::String>,
+    pub on_invalid: BulkOnInvalid,
+    ///Your own id for the batch; null when none was given.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reference: ::std::option::Option<::std::string::String>,
+    ///Why it was rejected.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub review_reason: ::std::option::Option<::std::string::String>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reviewed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///The checker who approved or rejected it; null when none did.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reviewed_by: ::std::option::Option<::std::string::String>,
+    ///That checker's name as it was then.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reviewed_by_name: ::std::option::Option<::std::string::String>,
+    pub source_account_number: AccountNumber,
+    pub status: BulkTransferStatus,
+    pub totals: BulkTransferTotals,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///When every item had been checked; null before.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub validated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+}
+/**How many items the batch holds; of them how many are valid, invalid and not checked yet;
+and of the paid ones, how many succeeded, are still processing over NIP, failed or were
+reversed.
+*/
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct BulkTransferCounts {
+    pub failed: u64,
+    pub invalid: u64,
+    pub items: ::std::num::NonZeroU64,
+    pub pending: u64,
+    pub processing: u64,
+    pub reversed: u64,
+    pub succeeded: u64,
+    pub valid: u64,
+}
+///`BulkTransferCreatedVia`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BulkTransferCreatedVia {
+    #[serde(rename = "dashboard")]
+    Dashboard,
+    #[serde(rename = "integration")]
+    Integration,
+}
+impl ::std::fmt::Display for BulkTransferCreatedVia {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Dashboard => f.write_str("dashboard"),
+            Self::Integration => f.write_str("integration"),
+        }
+    }
+}
+impl ::std::str::FromStr for BulkTransferCreatedVia {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "dashboard" => Ok(Self::Dashboard),
+            "integration" => Ok(Self::Integration),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferCreatedVia {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkTransferCreatedVia {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`BulkTransferEvent`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct BulkTransferEvent {
+    pub data: BulkTransfer,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: BulkTransferEventType,
+}
+///`BulkTransferEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BulkTransferEventType {
+    #[serde(rename = "bulk_transfer.validated")]
+    BulkTransferValidated,
+    #[serde(rename = "bulk_transfer.completed")]
+    BulkTransferCompleted,
+}
+impl ::std::fmt::Display for BulkTransferEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::BulkTransferValidated => f.write_str("bulk_transfer.validated"),
+            Self::BulkTransferCompleted => f.write_str("bulk_transfer.completed"),
+        }
+    }
+}
+impl ::std::str::FromStr for BulkTransferEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "bulk_transfer.validated" => Ok(Self::BulkTransferValidated),
+            "bulk_transfer.completed" => Ok(Self::BulkTransferCompleted),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkTransferEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`BulkTransferIdRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkTransferIdRequest {
+    pub bulk_transfer_id: ::uuid::Uuid,
+}
+///One item of a bulk transfer, as it was sent and as it was judged.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct BulkTransferItem {
+    ///The holder's name as it was sent (or as the beneficiary was saved).
+    pub account_name: ::std::string::String,
+    pub account_number: ::std::string::String,
+    pub amount: Amount,
+    pub bank_code: ::std::string::String,
+    ///Null for a bank Kobo does not know, or before the item is checked.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub bank_name: ::std::option::Option<::std::string::String>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub beneficiary_id: ::std::option::Option<::uuid::Uuid>,
+    ///The holder's name as the bank gave it.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub confirmed_name: ::std::option::Option<::std::string::String>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub enquired_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub failure_code: ::std::option::Option<::std::string::String>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub failure_message: ::std::option::Option<::std::string::String>,
+    ///The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub fee: ::std::option::Option<BulkTransferItemFee>,
+    ///Its place in the batch, from 0.
+    pub index: u64,
+    pub narration: ::std::string::String,
+    pub outcome: BulkItemOutcome,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reference: ::std::option::Option<::std::string::String>,
+    ///Its transfer's reference number once it is paid (`get_transfer`); null before.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reference_number: ::std::option::Option<::std::string::String>,
+    ///Why an invalid item cannot be paid, as the response code a transfer would have answered: `01`, `06`, `26`, `49`, `80`.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub refusal_code: ::std::option::Option<::std::string::String>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub refusal_message: ::std::option::Option<::std::string::String>,
+    ///The id its transfer has once it is paid (`get_transfer`): an item is paid at most once.
+    pub transfer_id: ::uuid::Uuid,
+    ///`intra` (a Kobo account) or `inter` (another bank's, over NIP); null before the item is checked.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub transfer_type: ::std::option::Option<::std::string::String>,
+    pub validation: BulkItemValidation,
+    ///VAT on the fee, once the item is valid; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub vat: ::std::option::Option<BulkTransferItemVat>,
+}
+///The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct BulkTransferItemFee(::std::string::String);
+impl ::std::ops::Deref for BulkTransferItemFee {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<BulkTransferItemFee> for ::std::string::String {
+    fn from(value: BulkTransferItemFee) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for BulkTransferItemFee {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{2}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{2}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferItemFee {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkTransferItemFee {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BulkTransferItemFee {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+/**One payment of a bulk transfer: either `beneficiary_id` (a saved beneficiary) or all of
+`account_number`, `bank_code` and `account_name`, never both (`01`).
+*/
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkTransferItemRequest {
+    ///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_name: ::std::option::Option<BulkTransferItemRequestAccountName>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    pub amount: RequestAmount,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bank_code: ::std::option::Option<BankCode>,
+    ///A saved beneficiary (`create_beneficiary`), instead of the account's fields.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub beneficiary_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<BulkTransferItemRequestNarration>,
+    ///The item's transfer's own reference, unique in the batch (`01`) and among the business's transfers (the item is invalid with `26`).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+}
+///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct BulkTransferItemRequestAccountName(::std::string::String);
+impl ::std::ops::Deref for BulkTransferItemRequestAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<BulkTransferItemRequestAccountName> for ::std::string::String {
+    fn from(value: BulkTransferItemRequestAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for BulkTransferItemRequestAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferItemRequestAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for BulkTransferItemRequestAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BulkTransferItemRequestAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`BulkTransferItemRequestNarration`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct BulkTransferItemRequestNarration(::std::string::String);
+impl ::std::ops::Deref for BulkTransferItemRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<BulkTransferItemRequestNarration> for ::std::string::String {
+    fn from(value: BulkTransferItemRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for BulkTransferItemRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferItemRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for BulkTransferItemRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BulkTransferItemRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///VAT on the fee, once the item is valid; null otherwise.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct BulkTransferItemVat(::std::string::String);
+impl ::std::ops::Deref for BulkTransferItemVat {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<BulkTransferItemVat> for ::std::string::String {
+    fn from(value: BulkTransferItemVat) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for BulkTransferItemVat {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{2}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{2}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferItemVat {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkTransferItemVat {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BulkTransferItemVat {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `create_bulk_transfer`, `get_bulk_transfer`, `cancel_bulk_transfer` and their integration twins.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct BulkTransferResponse {
+    pub data: BulkTransfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+/**Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to
+be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
+and reserved, held for a checker), `rejected` (by a checker, its reservation released),
+`expired` (held and not reviewed before its `expires_at`, its reservation released),
+`executing` (its items being paid), `completed` (every item has its outcome).
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BulkTransferStatus {
+    #[serde(rename = "validating")]
+    Validating,
+    #[serde(rename = "validated")]
+    Validated,
+    #[serde(rename = "invalid")]
+    Invalid,
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    #[serde(rename = "pending_approval")]
+    PendingApproval,
+    #[serde(rename = "rejected")]
+    Rejected,
+    #[serde(rename = "expired")]
+    Expired,
+    #[serde(rename = "executing")]
+    Executing,
+    #[serde(rename = "completed")]
+    Completed,
+}
+impl ::std::fmt::Display for BulkTransferStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Validating => f.write_str("validating"),
+            Self::Validated => f.write_str("validated"),
+            Self::Invalid => f.write_str("invalid"),
+            Self::Cancelled => f.write_str("cancelled"),
+            Self::PendingApproval => f.write_str("pending_approval"),
+            Self::Rejected => f.write_str("rejected"),
+            Self::Expired => f.write_str("expired"),
+            Self::Executing => f.write_str("executing"),
+            Self::Completed => f.write_str("completed"),
+        }
+    }
+}
+impl ::std::str::FromStr for BulkTransferStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "validating" => Ok(Self::Validating),
+            "validated" => Ok(Self::Validated),
+            "invalid" => Ok(Self::Invalid),
+            "cancelled" => Ok(Self::Cancelled),
+            "pending_approval" => Ok(Self::PendingApproval),
+            "rejected" => Ok(Self::Rejected),
+            "expired" => Ok(Self::Expired),
+            "executing" => Ok(Self::Executing),
+            "completed" => Ok(Self::Completed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BulkTransferStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BulkTransferStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+/**The sums of the valid items (`0.00` until the batch is validated); `total` is what paying
+them all debits. `reserved` is what authorisation set aside from the source account (the
+total), `released` what came back from the reservation unspent (failed items, or the
+whole of a rejected or cancelled batch; an item reversed by NIP comes back by its own
+reversal).
+*/
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct BulkTransferTotals {
+    pub amount: Amount,
+    pub fees: Amount,
+    pub released: Amount,
+    pub reserved: Amount,
+    pub total: Amount,
+    pub vat: Amount,
 }
 ///`Business`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -2986,6 +4034,384 @@ pub struct CreateApprovalPolicyResponse {
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
+}
+///`CreateBeneficiaryRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBeneficiaryRequest {
+    ///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+    pub account_name: CreateBeneficiaryRequestAccountName,
+    pub account_number: AccountNumber,
+    pub bank_code: BankCode,
+    ///The business's own name for the beneficiary.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub nickname: ::std::option::Option<CreateBeneficiaryRequestNickname>,
+}
+///The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateBeneficiaryRequestAccountName(::std::string::String);
+impl ::std::ops::Deref for CreateBeneficiaryRequestAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateBeneficiaryRequestAccountName>
+for ::std::string::String {
+    fn from(value: CreateBeneficiaryRequestAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateBeneficiaryRequestAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateBeneficiaryRequestAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateBeneficiaryRequestAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateBeneficiaryRequestAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The business's own name for the beneficiary.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateBeneficiaryRequestNickname(::std::string::String);
+impl ::std::ops::Deref for CreateBeneficiaryRequestNickname {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateBeneficiaryRequestNickname> for ::std::string::String {
+    fn from(value: CreateBeneficiaryRequestNickname) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateBeneficiaryRequestNickname {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 64usize {
+            return Err("longer than 64 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateBeneficiaryRequestNickname {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateBeneficiaryRequestNickname {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateBeneficiaryRequestNickname {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateBulkTransferApiIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateBulkTransferApiIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateBulkTransferApiIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateBulkTransferApiIdempotencyKey>
+for ::std::string::String {
+    fn from(value: CreateBulkTransferApiIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateBulkTransferApiIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateBulkTransferApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateBulkTransferApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferApiIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateBulkTransferIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateBulkTransferIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateBulkTransferIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateBulkTransferIdempotencyKey> for ::std::string::String {
+    fn from(value: CreateBulkTransferIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateBulkTransferIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateBulkTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateBulkTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateBulkTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBulkTransferRequest {
+    pub items: ::std::vec::Vec<BulkTransferItemRequest>,
+    ///The narration of every item that has none of its own.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<CreateBulkTransferRequestNarration>,
+    pub on_invalid: BulkOnInvalid,
+    ///Your own id for the batch, unique among the business's bulk transfers for ever (`26`).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+    pub source_account_number: AccountNumber,
+}
+///The narration of every item that has none of its own.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateBulkTransferRequestNarration(::std::string::String);
+impl ::std::ops::Deref for CreateBulkTransferRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateBulkTransferRequestNarration> for ::std::string::String {
+    fn from(value: CreateBulkTransferRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateBulkTransferRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateBulkTransferRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateBulkTransferRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
 }
 ///`CreateCustomerAccountIdempotencyKey`
 #[derive(
@@ -4806,6 +6232,177 @@ pub struct FetchBanksResponse {
 pub struct FetchBanksWebResponse {
     pub data: ::std::vec::Vec<Bank>,
     pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchBeneficiariesRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchBeneficiariesRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bank_code: ::std::option::Option<BankCode>,
+    ///`pagination.next_cursor_created_at` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    ///`pagination.next_cursor_id` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///Beneficiaries a page. Default: `20`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    ///Text found, without regard to case, in the holder's name, the nickname or the account number.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub search: ::std::option::Option<FetchBeneficiariesRequestSearch>,
+}
+impl ::std::default::Default for FetchBeneficiariesRequest {
+    fn default() -> Self {
+        Self {
+            bank_code: Default::default(),
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            search: Default::default(),
+        }
+    }
+}
+///Text found, without regard to case, in the holder's name, the nickname or the account number.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FetchBeneficiariesRequestSearch(::std::string::String);
+impl ::std::ops::Deref for FetchBeneficiariesRequestSearch {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FetchBeneficiariesRequestSearch> for ::std::string::String {
+    fn from(value: FetchBeneficiariesRequestSearch) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FetchBeneficiariesRequestSearch {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FetchBeneficiariesRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FetchBeneficiariesRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FetchBeneficiariesRequestSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `fetch_beneficiaries` and `fetch_beneficiaries_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchBeneficiariesResponse {
+    pub data: ::std::vec::Vec<SavedBeneficiary>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchBulkTransferItemsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchBulkTransferItemsRequest {
+    pub bulk_transfer_id: ::uuid::Uuid,
+    ///Default: `1`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+    pub page: ::std::num::NonZeroU64,
+    ///Items a page. Default: `20`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub page_size: ::std::num::NonZeroU64,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub validation: ::std::option::Option<BulkItemValidation>,
+}
+///Success envelope of `fetch_bulk_transfer_items` and `fetch_bulk_transfer_items_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchBulkTransferItemsResponse {
+    pub data: ::std::vec::Vec<BulkTransferItem>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchBulkTransfersRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchBulkTransfersRequest {
+    ///`pagination.next_cursor_created_at` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    ///`pagination.next_cursor_id` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///Bulk transfers a page. Default: `20`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<BulkTransferStatus>,
+}
+impl ::std::default::Default for FetchBulkTransfersRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            status: Default::default(),
+        }
+    }
+}
+///Success envelope of `fetch_bulk_transfers` and `fetch_bulk_transfers_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchBulkTransfersResponse {
+    pub data: ::std::vec::Vec<BulkTransfer>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
@@ -7678,6 +9275,20 @@ pub enum OpenAuditAction {
     ReplayWebhookEvent,
     #[serde(rename = "test_webhook")]
     TestWebhook,
+    #[serde(rename = "create_beneficiary")]
+    CreateBeneficiary,
+    #[serde(rename = "delete_beneficiary")]
+    DeleteBeneficiary,
+    #[serde(rename = "create_bulk_transfer")]
+    CreateBulkTransfer,
+    #[serde(rename = "cancel_bulk_transfer")]
+    CancelBulkTransfer,
+    #[serde(rename = "authorize_bulk_transfer")]
+    AuthorizeBulkTransfer,
+    #[serde(rename = "approve_bulk_transfer")]
+    ApproveBulkTransfer,
+    #[serde(rename = "reject_bulk_transfer")]
+    RejectBulkTransfer,
 }
 impl ::std::fmt::Display for OpenAuditAction {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7712,6 +9323,13 @@ impl ::std::fmt::Display for OpenAuditAction {
             Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
             Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
             Self::TestWebhook => f.write_str("test_webhook"),
+            Self::CreateBeneficiary => f.write_str("create_beneficiary"),
+            Self::DeleteBeneficiary => f.write_str("delete_beneficiary"),
+            Self::CreateBulkTransfer => f.write_str("create_bulk_transfer"),
+            Self::CancelBulkTransfer => f.write_str("cancel_bulk_transfer"),
+            Self::AuthorizeBulkTransfer => f.write_str("authorize_bulk_transfer"),
+            Self::ApproveBulkTransfer => f.write_str("approve_bulk_transfer"),
+            Self::RejectBulkTransfer => f.write_str("reject_bulk_transfer"),
         }
     }
 }
@@ -7747,6 +9365,13 @@ impl ::std::str::FromStr for OpenAuditAction {
             "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
             "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
             "test_webhook" => Ok(Self::TestWebhook),
+            "create_beneficiary" => Ok(Self::CreateBeneficiary),
+            "delete_beneficiary" => Ok(Self::DeleteBeneficiary),
+            "create_bulk_transfer" => Ok(Self::CreateBulkTransfer),
+            "cancel_bulk_transfer" => Ok(Self::CancelBulkTransfer),
+            "authorize_bulk_transfer" => Ok(Self::AuthorizeBulkTransfer),
+            "approve_bulk_transfer" => Ok(Self::ApproveBulkTransfer),
+            "reject_bulk_transfer" => Ok(Self::RejectBulkTransfer),
             _ => Err("invalid value".into()),
         }
     }
@@ -7760,6 +9385,95 @@ impl ::std::convert::TryFrom<&str> for OpenAuditAction {
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for OpenAuditAction {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+/**Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to
+be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
+and reserved, held for a checker), `rejected` (by a checker, its reservation released),
+`expired` (held and not reviewed before its `expires_at`, its reservation released),
+`executing` (its items being paid), `completed` (every item has its outcome).
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum OpenBulkTransferStatus {
+    #[serde(rename = "validating")]
+    Validating,
+    #[serde(rename = "validated")]
+    Validated,
+    #[serde(rename = "invalid")]
+    Invalid,
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    #[serde(rename = "pending_approval")]
+    PendingApproval,
+    #[serde(rename = "rejected")]
+    Rejected,
+    #[serde(rename = "expired")]
+    Expired,
+    #[serde(rename = "executing")]
+    Executing,
+    #[serde(rename = "completed")]
+    Completed,
+}
+impl ::std::fmt::Display for OpenBulkTransferStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Validating => f.write_str("validating"),
+            Self::Validated => f.write_str("validated"),
+            Self::Invalid => f.write_str("invalid"),
+            Self::Cancelled => f.write_str("cancelled"),
+            Self::PendingApproval => f.write_str("pending_approval"),
+            Self::Rejected => f.write_str("rejected"),
+            Self::Expired => f.write_str("expired"),
+            Self::Executing => f.write_str("executing"),
+            Self::Completed => f.write_str("completed"),
+        }
+    }
+}
+impl ::std::str::FromStr for OpenBulkTransferStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "validating" => Ok(Self::Validating),
+            "validated" => Ok(Self::Validated),
+            "invalid" => Ok(Self::Invalid),
+            "cancelled" => Ok(Self::Cancelled),
+            "pending_approval" => Ok(Self::PendingApproval),
+            "rejected" => Ok(Self::Rejected),
+            "expired" => Ok(Self::Expired),
+            "executing" => Ok(Self::Executing),
+            "completed" => Ok(Self::Completed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for OpenBulkTransferStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for OpenBulkTransferStatus {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -8272,6 +9986,10 @@ pub enum OpenWebhookEventType {
     ExportReady,
     #[serde(rename = "export.failed")]
     ExportFailed,
+    #[serde(rename = "bulk_transfer.validated")]
+    BulkTransferValidated,
+    #[serde(rename = "bulk_transfer.completed")]
+    BulkTransferCompleted,
     #[serde(rename = "transfer.pending_approval")]
     TransferPendingApproval,
     #[serde(rename = "transfer.rejected")]
@@ -8297,6 +10015,8 @@ impl ::std::fmt::Display for OpenWebhookEventType {
             Self::CollectionReceived => f.write_str("collection.received"),
             Self::ExportReady => f.write_str("export.ready"),
             Self::ExportFailed => f.write_str("export.failed"),
+            Self::BulkTransferValidated => f.write_str("bulk_transfer.validated"),
+            Self::BulkTransferCompleted => f.write_str("bulk_transfer.completed"),
             Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
             Self::TransferRejected => f.write_str("transfer.rejected"),
             Self::TransferSuccess => f.write_str("transfer.success"),
@@ -8319,6 +10039,8 @@ impl ::std::str::FromStr for OpenWebhookEventType {
             "collection.received" => Ok(Self::CollectionReceived),
             "export.ready" => Ok(Self::ExportReady),
             "export.failed" => Ok(Self::ExportFailed),
+            "bulk_transfer.validated" => Ok(Self::BulkTransferValidated),
+            "bulk_transfer.completed" => Ok(Self::BulkTransferCompleted),
             "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
             "transfer.rejected" => Ok(Self::TransferRejected),
             "transfer.success" => Ok(Self::TransferSuccess),
@@ -8631,6 +10353,307 @@ impl<'de> ::serde::Deserialize<'de> for Password {
             })
     }
 }
+///`PayBeneficiaryApiIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct PayBeneficiaryApiIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for PayBeneficiaryApiIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<PayBeneficiaryApiIdempotencyKey> for ::std::string::String {
+    fn from(value: PayBeneficiaryApiIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for PayBeneficiaryApiIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for PayBeneficiaryApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for PayBeneficiaryApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryApiIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`pay_beneficiary`'s body without `otp`: the `Idempotency-Key` header is required instead.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PayBeneficiaryApiRequest {
+    pub amount: RequestAmount,
+    ///The saved beneficiary (`create_beneficiary_api`).
+    pub beneficiary_id: ::uuid::Uuid,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<PayBeneficiaryApiRequestNarration>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+    pub source_account_number: AccountNumber,
+}
+///`PayBeneficiaryApiRequestNarration`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct PayBeneficiaryApiRequestNarration(::std::string::String);
+impl ::std::ops::Deref for PayBeneficiaryApiRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<PayBeneficiaryApiRequestNarration> for ::std::string::String {
+    fn from(value: PayBeneficiaryApiRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for PayBeneficiaryApiRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for PayBeneficiaryApiRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for PayBeneficiaryApiRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryApiRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`PayBeneficiaryIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct PayBeneficiaryIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for PayBeneficiaryIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<PayBeneficiaryIdempotencyKey> for ::std::string::String {
+    fn from(value: PayBeneficiaryIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for PayBeneficiaryIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for PayBeneficiaryIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for PayBeneficiaryIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`PayBeneficiaryRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PayBeneficiaryRequest {
+    pub amount: RequestAmount,
+    ///The saved beneficiary (`create_beneficiary`).
+    pub beneficiary_id: ::uuid::Uuid,
+    ///Shown in the records of sender and recipient.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<PayBeneficiaryRequestNarration>,
+    pub otp: Otp,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+    pub source_account_number: AccountNumber,
+}
+///Shown in the records of sender and recipient.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct PayBeneficiaryRequestNarration(::std::string::String);
+impl ::std::ops::Deref for PayBeneficiaryRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<PayBeneficiaryRequestNarration> for ::std::string::String {
+    fn from(value: PayBeneficiaryRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for PayBeneficiaryRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for PayBeneficiaryRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for PayBeneficiaryRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PayBeneficiaryRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
 ///`Permission`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct Permission {
@@ -8854,6 +10877,80 @@ pub struct RegenerateSecretResponse {
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
+}
+///`RejectBulkTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectBulkTransferRequest {
+    pub bulk_transfer_id: ::uuid::Uuid,
+    pub reason: RejectBulkTransferRequestReason,
+}
+///`RejectBulkTransferRequestReason`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct RejectBulkTransferRequestReason(::std::string::String);
+impl ::std::ops::Deref for RejectBulkTransferRequestReason {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<RejectBulkTransferRequestReason> for ::std::string::String {
+    fn from(value: RejectBulkTransferRequestReason) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for RejectBulkTransferRequestReason {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 500usize {
+            return Err("longer than 500 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for RejectBulkTransferRequestReason {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for RejectBulkTransferRequestReason {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RejectBulkTransferRequestReason {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
 }
 ///`RejectTransferRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -9364,6 +11461,34 @@ impl<'de> ::serde::Deserialize<'de> for RotatedWebhookSecretSecret {
                 <D::Error as ::serde::de::Error>::custom(e.to_string())
             })
     }
+}
+///An account the business saved to pay again (`create_beneficiary`).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct SavedBeneficiary {
+    ///The holder's name, as the bank gave it when it was last looked up.
+    pub account_name: ::std::string::String,
+    pub account_number: ::std::string::String,
+    pub bank_code: ::std::string::String,
+    pub bank_name: ::std::string::String,
+    pub beneficiary_id: ::uuid::Uuid,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The member who saved it, or `integration`.
+    pub created_by: ::std::string::String,
+    ///When the holder's name was last looked up.
+    pub enquired_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub nickname: ::std::option::Option<::std::string::String>,
+    pub transfer_type: TransferType,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+}
+///Success envelope of `create_beneficiary`, `delete_beneficiary` and their integration twins.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct SavedBeneficiaryResponse {
+    pub data: SavedBeneficiary,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
 }
 ///`SettlementFilters`
 #[derive(
@@ -11764,6 +13889,7 @@ pub enum WebhookEvent {
     AccountStatusChangedEvent(AccountStatusChangedEvent),
     CollectionEvent(CollectionEvent),
     ExportEvent(ExportEvent),
+    BulkTransferEvent(BulkTransferEvent),
     TransferEvent(TransferEvent),
     TestEvent(TestEvent),
 }
@@ -11785,6 +13911,11 @@ impl ::std::convert::From<CollectionEvent> for WebhookEvent {
 impl ::std::convert::From<ExportEvent> for WebhookEvent {
     fn from(value: ExportEvent) -> Self {
         Self::ExportEvent(value)
+    }
+}
+impl ::std::convert::From<BulkTransferEvent> for WebhookEvent {
+    fn from(value: BulkTransferEvent) -> Self {
+        Self::BulkTransferEvent(value)
     }
 }
 impl ::std::convert::From<TransferEvent> for WebhookEvent {
@@ -11842,6 +13973,10 @@ pub enum WebhookEventType {
     ExportReady,
     #[serde(rename = "export.failed")]
     ExportFailed,
+    #[serde(rename = "bulk_transfer.validated")]
+    BulkTransferValidated,
+    #[serde(rename = "bulk_transfer.completed")]
+    BulkTransferCompleted,
     #[serde(rename = "transfer.pending_approval")]
     TransferPendingApproval,
     #[serde(rename = "transfer.rejected")]
@@ -11867,6 +14002,8 @@ impl ::std::fmt::Display for WebhookEventType {
             Self::CollectionReceived => f.write_str("collection.received"),
             Self::ExportReady => f.write_str("export.ready"),
             Self::ExportFailed => f.write_str("export.failed"),
+            Self::BulkTransferValidated => f.write_str("bulk_transfer.validated"),
+            Self::BulkTransferCompleted => f.write_str("bulk_transfer.completed"),
             Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
             Self::TransferRejected => f.write_str("transfer.rejected"),
             Self::TransferSuccess => f.write_str("transfer.success"),
@@ -11889,6 +14026,8 @@ impl ::std::str::FromStr for WebhookEventType {
             "collection.received" => Ok(Self::CollectionReceived),
             "export.ready" => Ok(Self::ExportReady),
             "export.failed" => Ok(Self::ExportFailed),
+            "bulk_transfer.validated" => Ok(Self::BulkTransferValidated),
+            "bulk_transfer.completed" => Ok(Self::BulkTransferCompleted),
             "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
             "transfer.rejected" => Ok(Self::TransferRejected),
             "transfer.success" => Ok(Self::TransferSuccess),

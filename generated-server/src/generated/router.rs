@@ -28,8 +28,28 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route("/api/v1/auth/web/accept_invite", post(accept_invite::<A>))
         .route("/api/v1/auth/web/add_member", post(add_member::<A>))
         .route(
+            "/api/v1/transaction/transfer/web/approve_bulk_transfer",
+            post(approve_bulk_transfer::<A>),
+        )
+        .route(
             "/api/v1/transaction/transfer/web/approve_transfer",
             post(approve_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/authorize_bulk_transfer",
+            post(authorize_bulk_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/authorize_bulk_transfer",
+            post(authorize_bulk_transfer_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/cancel_bulk_transfer",
+            post(cancel_bulk_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/cancel_bulk_transfer",
+            post(cancel_bulk_transfer_api::<A>),
         )
         .route(
             "/api/v1/transaction/transfer/web/cancel_transfer",
@@ -43,6 +63,22 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             post(create_approval_policy::<A>),
         )
         .route(
+            "/api/v1/transaction/transfer/web/create_beneficiary",
+            post(create_beneficiary::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/create_beneficiary",
+            post(create_beneficiary_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/create_bulk_transfer",
+            post(create_bulk_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/create_bulk_transfer",
+            post(create_bulk_transfer_api::<A>),
+        )
+        .route(
             "/api/v1/account/api/create_customer_account",
             post(create_customer_account::<A>),
         )
@@ -53,6 +89,14 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route("/api/v1/export/web/create_export", post(create_export::<A>))
         .route("/api/v1/export/api/create_export", post(create_export_api::<A>))
         .route("/api/v1/auth/web/create_role", post(create_role::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/delete_beneficiary",
+            post(delete_beneficiary::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/delete_beneficiary",
+            post(delete_beneficiary_api::<A>),
+        )
         .route(
             "/api/v1/account/web/download_account_statement",
             post(download_account_statement::<A>),
@@ -96,6 +140,30 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route(
             "/api/v1/transaction/transfer/web/fetch_banks",
             post(fetch_banks_web::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/fetch_beneficiaries",
+            post(fetch_beneficiaries::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/fetch_beneficiaries",
+            post(fetch_beneficiaries_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/fetch_bulk_transfer_items",
+            post(fetch_bulk_transfer_items::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/fetch_bulk_transfer_items",
+            post(fetch_bulk_transfer_items_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/fetch_bulk_transfers",
+            post(fetch_bulk_transfers::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/fetch_bulk_transfers",
+            post(fetch_bulk_transfers_api::<A>),
         )
         .route(
             "/api/v1/account/api/fetch_customer_accounts",
@@ -146,6 +214,10 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/transaction/transfer/api/funds_transfer",
             post(funds_transfer_api::<A>),
         )
+        .route(
+            "/api/v1/transaction/transfer/web/generate_bulk_transfer_otp",
+            post(generate_bulk_transfer_otp::<A>),
+        )
         .route("/api/v1/auth/web/generate_otp", post(generate_otp::<A>))
         .route("/api/v1/auth/api/generate_token", post(generate_token::<A>))
         .route("/api/v1/account/web/get_account", post(get_account::<A>))
@@ -160,6 +232,14 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route(
             "/api/v1/transaction/transfer/web/get_approval_policy",
             post(get_approval_policy::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/get_bulk_transfer",
+            post(get_bulk_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/get_bulk_transfer",
+            post(get_bulk_transfer_api::<A>),
         )
         .route("/api/v1/transaction/web/get_cash_flow", post(get_cash_flow::<A>))
         .route("/api/v1/export/web/get_export", post(get_export::<A>))
@@ -189,7 +269,19 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/transaction/transfer/web/name_enquiry",
             post(name_enquiry_web::<A>),
         )
+        .route(
+            "/api/v1/transaction/transfer/web/pay_beneficiary",
+            post(pay_beneficiary::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/pay_beneficiary",
+            post(pay_beneficiary_api::<A>),
+        )
         .route("/api/v1/auth/web/regenerate_secret", post(regenerate_secret::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/reject_bulk_transfer",
+            post(reject_bulk_transfer::<A>),
+        )
         .route(
             "/api/v1/transaction/transfer/web/reject_transfer",
             post(reject_transfer::<A>),
@@ -256,6 +348,20 @@ async fn add_member<A: Api>(
         )
         .await
 }
+async fn approve_bulk_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::ApproveBulkTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.approve_bulk_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
 async fn approve_transfer<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -266,6 +372,62 @@ async fn approve_transfer<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.approve_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn authorize_bulk_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::AuthorizeBulkTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.authorize_bulk_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn authorize_bulk_transfer_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::AuthorizeBulkTransferApi,
+            request,
+            |api, ctx, body| async move {
+                api.authorize_bulk_transfer_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn cancel_bulk_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CancelBulkTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.cancel_bulk_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn cancel_bulk_transfer_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CancelBulkTransferApi,
+            request,
+            |api, ctx, body| async move {
+                api.cancel_bulk_transfer_api(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -340,6 +502,62 @@ async fn create_approval_policy<A: Api>(
         )
         .await
 }
+async fn create_beneficiary<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateBeneficiary,
+            request,
+            |api, ctx, body| async move {
+                api.create_beneficiary(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_beneficiary_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateBeneficiaryApi,
+            request,
+            |api, ctx, body| async move {
+                api.create_beneficiary_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_bulk_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateBulkTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.create_bulk_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_bulk_transfer_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateBulkTransferApi,
+            request,
+            |api, ctx, body| async move {
+                api.create_bulk_transfer_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
 async fn create_customer_account<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -406,6 +624,34 @@ async fn create_role<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.create_role(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn delete_beneficiary<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DeleteBeneficiary,
+            request,
+            |api, ctx, body| async move {
+                api.delete_beneficiary(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn delete_beneficiary_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DeleteBeneficiaryApi,
+            request,
+            |api, ctx, body| async move {
+                api.delete_beneficiary_api(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -610,6 +856,102 @@ async fn fetch_banks_web<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.fetch_banks_web(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn fetch_beneficiaries<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBeneficiaries,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_beneficiaries(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_beneficiaries_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBeneficiariesApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_beneficiaries_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_bulk_transfer_items<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBulkTransferItems,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_bulk_transfer_items(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_bulk_transfer_items_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBulkTransferItemsApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_bulk_transfer_items_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_bulk_transfers<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBulkTransfers,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_bulk_transfers(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_bulk_transfers_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBulkTransfersApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_bulk_transfers_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
             },
         )
         .await
@@ -862,6 +1204,20 @@ async fn funds_transfer_api<A: Api>(
         )
         .await
 }
+async fn generate_bulk_transfer_otp<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GenerateBulkTransferOtp,
+            request,
+            |api, ctx, body| async move {
+                api.generate_bulk_transfer_otp(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
 async fn generate_otp<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -946,6 +1302,34 @@ async fn get_approval_policy<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.get_approval_policy(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_bulk_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetBulkTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.get_bulk_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_bulk_transfer_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetBulkTransferApi,
+            request,
+            |api, ctx, body| async move {
+                api.get_bulk_transfer_api(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -1130,6 +1514,34 @@ async fn name_enquiry_web<A: Api>(
         )
         .await
 }
+async fn pay_beneficiary<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::PayBeneficiary,
+            request,
+            |api, ctx, body| async move {
+                api.pay_beneficiary(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn pay_beneficiary_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::PayBeneficiaryApi,
+            request,
+            |api, ctx, body| async move {
+                api.pay_beneficiary_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
 async fn regenerate_secret<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -1140,6 +1552,20 @@ async fn regenerate_secret<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.regenerate_secret(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn reject_bulk_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::RejectBulkTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.reject_bulk_transfer(ctx, body).await.map(Success::data)
             },
         )
         .await

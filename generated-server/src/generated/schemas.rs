@@ -9,6 +9,262 @@ use crate::models;
 pub const COMPONENTS: &str = r##"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
+    "CreateBeneficiaryRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "account_number",
+        "bank_code",
+        "account_name"
+      ],
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing)."
+        },
+        "nickname": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "description": "The business's own name for the beneficiary."
+        }
+      }
+    },
+    "FetchBeneficiariesRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "search": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "Text found, without regard to case, in the holder's name, the nickname or the account number."
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "description": "Beneficiaries a page. Default: `20`."
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "`pagination.next_cursor_created_at` of the page before."
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "`pagination.next_cursor_id` of the page before."
+        }
+      }
+    },
+    "BeneficiaryIdRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "beneficiary_id"
+      ],
+      "properties": {
+        "beneficiary_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "PayBeneficiaryRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "beneficiary_id",
+        "source_account_number",
+        "amount",
+        "otp"
+      ],
+      "properties": {
+        "beneficiary_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The saved beneficiary (`create_beneficiary`)."
+        },
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "narration": {
+          "type": "string",
+          "maxLength": 100,
+          "description": "Shown in the records of sender and recipient."
+        },
+        "otp": {
+          "$ref": "#/$defs/Otp"
+        },
+        "reference": {
+          "$ref": "#/$defs/ClientReference"
+        }
+      }
+    },
+    "PayBeneficiaryApiRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "`pay_beneficiary`'s body without `otp`: the `Idempotency-Key` header is required instead.",
+      "required": [
+        "beneficiary_id",
+        "source_account_number",
+        "amount"
+      ],
+      "properties": {
+        "beneficiary_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The saved beneficiary (`create_beneficiary_api`)."
+        },
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "narration": {
+          "type": "string",
+          "maxLength": 100
+        },
+        "reference": {
+          "$ref": "#/$defs/ClientReference"
+        }
+      }
+    },
+    "SavedBeneficiary": {
+      "type": "object",
+      "description": "An account the business saved to pay again (`create_beneficiary`).",
+      "required": [
+        "beneficiary_id",
+        "account_number",
+        "account_name",
+        "bank_code",
+        "bank_name",
+        "transfer_type",
+        "nickname",
+        "enquired_at",
+        "created_by",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "beneficiary_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "account_number": {
+          "type": "string"
+        },
+        "account_name": {
+          "type": "string",
+          "description": "The holder's name, as the bank gave it when it was last looked up."
+        },
+        "bank_code": {
+          "type": "string"
+        },
+        "bank_name": {
+          "type": "string"
+        },
+        "transfer_type": {
+          "$ref": "#/$defs/TransferType"
+        },
+        "nickname": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "enquired_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "When the holder's name was last looked up."
+        },
+        "created_by": {
+          "type": "string",
+          "description": "The member who saved it, or `integration`."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "SavedBeneficiaryResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_beneficiary`, `delete_beneficiary` and their integration twins.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/SavedBeneficiary"
+        }
+      }
+    },
+    "FetchBeneficiariesResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_beneficiaries` and `fetch_beneficiaries_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/SavedBeneficiary"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
     "SuccessCode": {
       "type": "string",
       "description": "The `response_code` of every success envelope.",
@@ -387,12 +643,19 @@ pub const COMPONENTS: &str = r##"{
         "update_webhook_configuration",
         "rotate_webhook_secret",
         "replay_webhook_event",
-        "test_webhook"
+        "test_webhook",
+        "create_beneficiary",
+        "delete_beneficiary",
+        "create_bulk_transfer",
+        "cancel_bulk_transfer",
+        "authorize_bulk_transfer",
+        "approve_bulk_transfer",
+        "reject_bulk_transfer"
       ]
     },
     "OpenAuditAction": {
       "type": "string",
-      "description": "An `AuditAction` as a response carries it: a plain string, one of the values known today\n(`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,\n`accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,\n`create_role`, `update_role`, `create_account`, `create_customer_account`,\n`receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,\n`cancel_transfer`, `create_approval_policy`, `update_approval_policy`,\n`create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,\n`replay_webhook_event`, `test_webhook`: `AuditAction` names them) or a value added in a\nlater minor release. Compare it with `AuditAction`'s values and keep any other value:\ngenerated clients type it as a string, so none refuses an answer over a value it does not\nknow.\n"
+      "description": "An `AuditAction` as a response carries it: a plain string, one of the values known today\n(`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,\n`accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,\n`create_role`, `update_role`, `create_account`, `create_customer_account`,\n`receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,\n`cancel_transfer`, `create_approval_policy`, `update_approval_policy`,\n`create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,\n`replay_webhook_event`, `test_webhook`, `create_beneficiary`, `delete_beneficiary`,\n`create_bulk_transfer`, `cancel_bulk_transfer`, `authorize_bulk_transfer`,\n`approve_bulk_transfer`, `reject_bulk_transfer`: `AuditAction` names them) or a value added in a\nlater minor release. Compare it with `AuditAction`'s values and keep any other value:\ngenerated clients type it as a string, so none refuses an answer over a value it does not\nknow.\n"
     },
     "WebhookEventType": {
       "type": "string",
@@ -403,6 +666,8 @@ pub const COMPONENTS: &str = r##"{
         "collection.received",
         "export.ready",
         "export.failed",
+        "bulk_transfer.validated",
+        "bulk_transfer.completed",
         "transfer.pending_approval",
         "transfer.rejected",
         "transfer.success",
@@ -415,7 +680,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenWebhookEventType": {
       "type": "string",
-      "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`, `export.ready`,\n`export.failed`, `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
+      "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`, `export.ready`,\n`export.failed`, `bulk_transfer.validated`, `bulk_transfer.completed`,\n`transfer.pending_approval`, `transfer.rejected`,\n`transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
     },
     "WebhookDeliveryStatus": {
       "type": "string",
@@ -2184,6 +2449,9 @@ pub const COMPONENTS: &str = r##"{
         },
         {
           "$ref": "#/$defs/ExportEvent"
+        },
+        {
+          "$ref": "#/$defs/BulkTransferEvent"
         },
         {
           "$ref": "#/$defs/TransferEvent"
@@ -6167,6 +6435,807 @@ pub const COMPONENTS: &str = r##"{
           "$ref": "#/$defs/IntegrationTransaction"
         }
       }
+    },
+    "CreateBulkTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "source_account_number",
+        "on_invalid",
+        "items"
+      ],
+      "properties": {
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "on_invalid": {
+          "$ref": "#/$defs/BulkOnInvalid"
+        },
+        "reference": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/ClientReference"
+            }
+          ],
+          "description": "Your own id for the batch, unique among the business's bulk transfers for ever (`26`)."
+        },
+        "narration": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "The narration of every item that has none of its own."
+        },
+        "items": {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 5000,
+          "items": {
+            "$ref": "#/$defs/BulkTransferItemRequest"
+          }
+        }
+      }
+    },
+    "BulkTransferItemRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "One payment of a bulk transfer: either `beneficiary_id` (a saved beneficiary) or all of\n`account_number`, `bank_code` and `account_name`, never both (`01`).\n",
+      "required": [
+        "amount"
+      ],
+      "properties": {
+        "beneficiary_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "A saved beneficiary (`create_beneficiary`), instead of the account's fields."
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing)."
+        },
+        "amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "narration": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "reference": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/ClientReference"
+            }
+          ],
+          "description": "The item's transfer's own reference, unique in the batch (`01`) and among the business's transfers (the item is invalid with `26`)."
+        }
+      }
+    },
+    "BulkOnInvalid": {
+      "type": "string",
+      "description": "What an invalid item does to its batch: `refuse_batch`, the whole batch is `invalid` and\ncannot be paid; `skip_invalid`, the batch goes on without it.\n",
+      "enum": [
+        "refuse_batch",
+        "skip_invalid"
+      ]
+    },
+    "BulkTransferIdRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "bulk_transfer_id"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "FetchBulkTransfersRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "status": {
+          "$ref": "#/$defs/BulkTransferStatus"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "description": "Bulk transfers a page. Default: `20`."
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "`pagination.next_cursor_created_at` of the page before."
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "`pagination.next_cursor_id` of the page before."
+        }
+      }
+    },
+    "FetchBulkTransferItemsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "bulk_transfer_id"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "validation": {
+          "$ref": "#/$defs/BulkItemValidation"
+        },
+        "page": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "Default: `1`."
+        },
+        "page_size": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "description": "Items a page. Default: `20`."
+        }
+      }
+    },
+    "AuthorizeBulkTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "bulk_transfer_id",
+        "total",
+        "item_count",
+        "otp"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "total": {
+          "$ref": "#/$defs/Amount"
+        },
+        "item_count": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "The batch's valid items (`counts.valid`), which are what is paid."
+        },
+        "otp": {
+          "$ref": "#/$defs/Otp"
+        }
+      }
+    },
+    "AuthorizeBulkTransferApiRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "bulk_transfer_id",
+        "total",
+        "item_count"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "total": {
+          "$ref": "#/$defs/Amount"
+        },
+        "item_count": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "The batch's valid items (`counts.valid`), which are what is paid."
+        }
+      }
+    },
+    "ApproveBulkTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "bulk_transfer_id",
+        "otp"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "otp": {
+          "$ref": "#/$defs/Otp"
+        }
+      }
+    },
+    "RejectBulkTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "bulk_transfer_id",
+        "reason"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reason": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 500
+        }
+      }
+    },
+    "BulkItemOutcome": {
+      "type": "string",
+      "description": "What became of an item's payment: `unpaid` (not paid: the batch is not executing yet, the\nitem is invalid, or the batch ended without paying it), `processing` (sent over NIP, not\nsettled yet), `success`, `failed` (refused when it was to be paid: `failure_code` says\nwhy; or failed at NIP), `reversed` (NIP returned it).\n",
+      "enum": [
+        "unpaid",
+        "processing",
+        "success",
+        "failed",
+        "reversed"
+      ]
+    },
+    "BulkTransferStatus": {
+      "type": "string",
+      "description": "Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to\nbe authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised\nand reserved, held for a checker), `rejected` (by a checker, its reservation released),\n`expired` (held and not reviewed before its `expires_at`, its reservation released),\n`executing` (its items being paid), `completed` (every item has its outcome).\n",
+      "enum": [
+        "validating",
+        "validated",
+        "invalid",
+        "cancelled",
+        "pending_approval",
+        "rejected",
+        "expired",
+        "executing",
+        "completed"
+      ]
+    },
+    "OpenBulkTransferStatus": {
+      "type": "string",
+      "description": "A `BulkTransferStatus` as a response carries it: a plain string, one of the values known\ntoday (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,\n`expired`, `executing`, `completed`: `BulkTransferStatus` names them)\nor a value added in a later minor release. Compare it with `BulkTransferStatus`'s values\nand keep any other value: generated clients type it as a string, so none refuses an\nanswer over a value it does not know.\n"
+    },
+    "BulkItemValidation": {
+      "type": "string",
+      "description": "An item's verdict: `pending` (not checked yet), `valid`, `invalid` (`refusal_code` says why).",
+      "enum": [
+        "pending",
+        "valid",
+        "invalid"
+      ]
+    },
+    "BulkTransfer": {
+      "type": "object",
+      "description": "A batch of payments from one account (`create_bulk_transfer`).",
+      "required": [
+        "bulk_transfer_id",
+        "reference",
+        "source_account_number",
+        "status",
+        "on_invalid",
+        "narration",
+        "counts",
+        "totals",
+        "created_by",
+        "created_by_name",
+        "created_via",
+        "created_at",
+        "validated_at",
+        "cancelled_at",
+        "authorised_by",
+        "authorised_by_name",
+        "authorised_at",
+        "reviewed_by",
+        "reviewed_by_name",
+        "reviewed_at",
+        "review_reason",
+        "expires_at",
+        "completed_at",
+        "updated_at"
+      ],
+      "properties": {
+        "bulk_transfer_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Your own id for the batch; null when none was given."
+        },
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "status": {
+          "$ref": "#/$defs/OpenBulkTransferStatus"
+        },
+        "on_invalid": {
+          "$ref": "#/$defs/BulkOnInvalid"
+        },
+        "narration": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The narration of items that have none of their own."
+        },
+        "counts": {
+          "$ref": "#/$defs/BulkTransferCounts"
+        },
+        "totals": {
+          "$ref": "#/$defs/BulkTransferTotals"
+        },
+        "created_by": {
+          "type": "string",
+          "description": "The member who sent it, or `integration`."
+        },
+        "created_by_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "That member's name as it was then; null for `integration`."
+        },
+        "created_via": {
+          "type": "string",
+          "enum": [
+            "dashboard",
+            "integration"
+          ]
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "validated_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When every item had been checked; null before."
+        },
+        "cancelled_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "authorised_by": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The member who authorised it, or `integration`; null before."
+        },
+        "authorised_by_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "That member's name as it was then; null for `integration` or before."
+        },
+        "authorised_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "reviewed_by": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The checker who approved or rejected it; null when none did."
+        },
+        "reviewed_by_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "That checker's name as it was then."
+        },
+        "reviewed_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "review_reason": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why it was rejected."
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise."
+        },
+        "completed_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When every item had its outcome."
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "BulkTransferCounts": {
+      "type": "object",
+      "description": "How many items the batch holds; of them how many are valid, invalid and not checked yet;\nand of the paid ones, how many succeeded, are still processing over NIP, failed or were\nreversed.\n",
+      "required": [
+        "items",
+        "valid",
+        "invalid",
+        "pending",
+        "succeeded",
+        "processing",
+        "failed",
+        "reversed"
+      ],
+      "properties": {
+        "items": {
+          "type": "integer",
+          "minimum": 1
+        },
+        "valid": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "invalid": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "pending": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "succeeded": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "processing": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "failed": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "reversed": {
+          "type": "integer",
+          "minimum": 0
+        }
+      }
+    },
+    "BulkTransferTotals": {
+      "type": "object",
+      "description": "The sums of the valid items (`0.00` until the batch is validated); `total` is what paying\nthem all debits. `reserved` is what authorisation set aside from the source account (the\ntotal), `released` what came back from the reservation unspent (failed items, or the\nwhole of a rejected or cancelled batch; an item reversed by NIP comes back by its own\nreversal).\n",
+      "required": [
+        "amount",
+        "fees",
+        "vat",
+        "total",
+        "reserved",
+        "released"
+      ],
+      "properties": {
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "fees": {
+          "$ref": "#/$defs/Amount"
+        },
+        "vat": {
+          "$ref": "#/$defs/Amount"
+        },
+        "total": {
+          "$ref": "#/$defs/Amount"
+        },
+        "reserved": {
+          "$ref": "#/$defs/Amount"
+        },
+        "released": {
+          "$ref": "#/$defs/Amount"
+        }
+      }
+    },
+    "BulkTransferItem": {
+      "type": "object",
+      "description": "One item of a bulk transfer, as it was sent and as it was judged.",
+      "required": [
+        "index",
+        "transfer_id",
+        "beneficiary_id",
+        "account_number",
+        "bank_code",
+        "bank_name",
+        "transfer_type",
+        "account_name",
+        "confirmed_name",
+        "enquired_at",
+        "amount",
+        "fee",
+        "vat",
+        "narration",
+        "reference",
+        "validation",
+        "refusal_code",
+        "refusal_message",
+        "outcome",
+        "reference_number",
+        "failure_code",
+        "failure_message"
+      ],
+      "properties": {
+        "index": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Its place in the batch, from 0."
+        },
+        "transfer_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The id its transfer has once it is paid (`get_transfer`): an item is paid at most once."
+        },
+        "beneficiary_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "uuid"
+        },
+        "account_number": {
+          "type": "string"
+        },
+        "bank_code": {
+          "type": "string"
+        },
+        "bank_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Null for a bank Kobo does not know, or before the item is checked."
+        },
+        "transfer_type": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "`intra` (a Kobo account) or `inter` (another bank's, over NIP); null before the item is checked."
+        },
+        "account_name": {
+          "type": "string",
+          "description": "The holder's name as it was sent (or as the beneficiary was saved)."
+        },
+        "confirmed_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The holder's name as the bank gave it."
+        },
+        "enquired_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "fee": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$",
+          "description": "The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise."
+        },
+        "vat": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$",
+          "description": "VAT on the fee, once the item is valid; null otherwise."
+        },
+        "narration": {
+          "type": "string"
+        },
+        "reference": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "validation": {
+          "$ref": "#/$defs/BulkItemValidation"
+        },
+        "refusal_code": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why an invalid item cannot be paid, as the response code a transfer would have answered: `01`, `06`, `26`, `49`, `80`."
+        },
+        "refusal_message": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "outcome": {
+          "$ref": "#/$defs/BulkItemOutcome"
+        },
+        "reference_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Its transfer's reference number once it is paid (`get_transfer`); null before."
+        },
+        "failure_code": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it)."
+        },
+        "failure_message": {
+          "type": [
+            "string",
+            "null"
+          ]
+        }
+      }
+    },
+    "BulkTransferResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_bulk_transfer`, `get_bulk_transfer`, `cancel_bulk_transfer` and their integration twins.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/BulkTransfer"
+        }
+      }
+    },
+    "FetchBulkTransfersResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_bulk_transfers` and `fetch_bulk_transfers_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/BulkTransfer"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchBulkTransferItemsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_bulk_transfer_items` and `fetch_bulk_transfer_items_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/BulkTransferItem"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "BulkTransferEvent": {
+      "type": "object",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "bulk_transfer.validated",
+            "bulk_transfer.completed"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/BulkTransfer"
+        }
+      }
     }
   }
 }"##;
@@ -6200,16 +7269,35 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::AddMemberResponse)), ("Amount",
         schemars::schema_for!(models::Amount)), ("ApprovalPolicy",
         schemars::schema_for!(models::ApprovalPolicy)), ("ApprovalStatus",
-        schemars::schema_for!(models::ApprovalStatus)), ("ApproveTransferRequest",
+        schemars::schema_for!(models::ApprovalStatus)), ("ApproveBulkTransferRequest",
+        schemars::schema_for!(models::ApproveBulkTransferRequest)),
+        ("ApproveTransferRequest",
         schemars::schema_for!(models::ApproveTransferRequest)),
         ("ApproveTransferResponse",
         schemars::schema_for!(models::ApproveTransferResponse)), ("AuditAction",
         schemars::schema_for!(models::AuditAction)), ("AuditLogEntry",
         schemars::schema_for!(models::AuditLogEntry)), ("AuditLogFilters",
-        schemars::schema_for!(models::AuditLogFilters)), ("Balance",
+        schemars::schema_for!(models::AuditLogFilters)),
+        ("AuthorizeBulkTransferApiRequest",
+        schemars::schema_for!(models::AuthorizeBulkTransferApiRequest)),
+        ("AuthorizeBulkTransferRequest",
+        schemars::schema_for!(models::AuthorizeBulkTransferRequest)), ("Balance",
         schemars::schema_for!(models::Balance)), ("Bank",
         schemars::schema_for!(models::Bank)), ("BankCode",
-        schemars::schema_for!(models::BankCode)), ("Business",
+        schemars::schema_for!(models::BankCode)), ("BeneficiaryIdRequest",
+        schemars::schema_for!(models::BeneficiaryIdRequest)), ("BulkItemOutcome",
+        schemars::schema_for!(models::BulkItemOutcome)), ("BulkItemValidation",
+        schemars::schema_for!(models::BulkItemValidation)), ("BulkOnInvalid",
+        schemars::schema_for!(models::BulkOnInvalid)), ("BulkTransfer",
+        schemars::schema_for!(models::BulkTransfer)), ("BulkTransferCounts",
+        schemars::schema_for!(models::BulkTransferCounts)), ("BulkTransferEvent",
+        schemars::schema_for!(models::BulkTransferEvent)), ("BulkTransferIdRequest",
+        schemars::schema_for!(models::BulkTransferIdRequest)), ("BulkTransferItem",
+        schemars::schema_for!(models::BulkTransferItem)), ("BulkTransferItemRequest",
+        schemars::schema_for!(models::BulkTransferItemRequest)), ("BulkTransferResponse",
+        schemars::schema_for!(models::BulkTransferResponse)), ("BulkTransferStatus",
+        schemars::schema_for!(models::BulkTransferStatus)), ("BulkTransferTotals",
+        schemars::schema_for!(models::BulkTransferTotals)), ("Business",
         schemars::schema_for!(models::Business)), ("Bvn",
         schemars::schema_for!(models::Bvn)), ("CancelTransferRequest",
         schemars::schema_for!(models::CancelTransferRequest)), ("CancelTransferResponse",
@@ -6229,6 +7317,10 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::CreateApprovalPolicyRequest)),
         ("CreateApprovalPolicyResponse",
         schemars::schema_for!(models::CreateApprovalPolicyResponse)),
+        ("CreateBeneficiaryRequest",
+        schemars::schema_for!(models::CreateBeneficiaryRequest)),
+        ("CreateBulkTransferRequest",
+        schemars::schema_for!(models::CreateBulkTransferRequest)),
         ("CreateCustomerAccountRequest",
         schemars::schema_for!(models::CreateCustomerAccountRequest)),
         ("CreateCustomerAccountResponse",
@@ -6284,6 +7376,18 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::FetchAuditLogsResponse)), ("FetchBanksResponse",
         schemars::schema_for!(models::FetchBanksResponse)), ("FetchBanksWebResponse",
         schemars::schema_for!(models::FetchBanksWebResponse)),
+        ("FetchBeneficiariesRequest",
+        schemars::schema_for!(models::FetchBeneficiariesRequest)),
+        ("FetchBeneficiariesResponse",
+        schemars::schema_for!(models::FetchBeneficiariesResponse)),
+        ("FetchBulkTransferItemsRequest",
+        schemars::schema_for!(models::FetchBulkTransferItemsRequest)),
+        ("FetchBulkTransferItemsResponse",
+        schemars::schema_for!(models::FetchBulkTransferItemsResponse)),
+        ("FetchBulkTransfersRequest",
+        schemars::schema_for!(models::FetchBulkTransfersRequest)),
+        ("FetchBulkTransfersResponse",
+        schemars::schema_for!(models::FetchBulkTransfersResponse)),
         ("FetchCustomerAccountsRequest",
         schemars::schema_for!(models::FetchCustomerAccountsRequest)),
         ("FetchCustomerAccountsResponse",
@@ -6378,7 +7482,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::NameEnquiryResult)), ("NameEnquiryWebResponse",
         schemars::schema_for!(models::NameEnquiryWebResponse)), ("Nin",
         schemars::schema_for!(models::Nin)), ("OpenAuditAction",
-        schemars::schema_for!(models::OpenAuditAction)), ("OpenChannel",
+        schemars::schema_for!(models::OpenAuditAction)), ("OpenBulkTransferStatus",
+        schemars::schema_for!(models::OpenBulkTransferStatus)), ("OpenChannel",
         schemars::schema_for!(models::OpenChannel)), ("OpenExportCategory",
         schemars::schema_for!(models::OpenExportCategory)), ("OpenExportStatus",
         schemars::schema_for!(models::OpenExportStatus)), ("OpenTransactionCategory",
@@ -6391,12 +7496,16 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("Otp", schemars::schema_for!(models::Otp)), ("OtpDelivery",
         schemars::schema_for!(models::OtpDelivery)), ("Pagination",
         schemars::schema_for!(models::Pagination)), ("Password",
-        schemars::schema_for!(models::Password)), ("Permission",
-        schemars::schema_for!(models::Permission)), ("PersonName",
+        schemars::schema_for!(models::Password)), ("PayBeneficiaryApiRequest",
+        schemars::schema_for!(models::PayBeneficiaryApiRequest)),
+        ("PayBeneficiaryRequest", schemars::schema_for!(models::PayBeneficiaryRequest)),
+        ("Permission", schemars::schema_for!(models::Permission)), ("PersonName",
         schemars::schema_for!(models::PersonName)), ("Profile",
         schemars::schema_for!(models::Profile)), ("ReferenceNumber",
         schemars::schema_for!(models::ReferenceNumber)), ("RegenerateSecretResponse",
         schemars::schema_for!(models::RegenerateSecretResponse)),
+        ("RejectBulkTransferRequest",
+        schemars::schema_for!(models::RejectBulkTransferRequest)),
         ("RejectTransferRequest", schemars::schema_for!(models::RejectTransferRequest)),
         ("RejectTransferResponse",
         schemars::schema_for!(models::RejectTransferResponse)),
@@ -6411,7 +7520,10 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::Role)), ("RotateWebhookSecretResponse",
         schemars::schema_for!(models::RotateWebhookSecretResponse)),
         ("RotatedWebhookSecret", schemars::schema_for!(models::RotatedWebhookSecret)),
-        ("SettlementFilters", schemars::schema_for!(models::SettlementFilters)),
+        ("SavedBeneficiary", schemars::schema_for!(models::SavedBeneficiary)),
+        ("SavedBeneficiaryResponse",
+        schemars::schema_for!(models::SavedBeneficiaryResponse)), ("SettlementFilters",
+        schemars::schema_for!(models::SettlementFilters)),
         ("SimulateInboundTransferRequest",
         schemars::schema_for!(models::SimulateInboundTransferRequest)),
         ("SimulateInboundTransferResponse",

@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.7.0";
+pub const VERSION: &str = "2.8.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.7.0
+  version: 2.8.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -569,6 +569,44 @@ x-webhooks:
           application/json:
             schema:
               $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  bulk_transfer.validated:
+    post:
+      operationId: bulk_transfer_validated_webhook
+      summary: A bulk transfer's items were all checked
+      description: |
+        Sent when every item of a bulk transfer (`create_bulk_transfer`) has been checked (since 2.8.0): `data` is the batch, `validated` (its valid items can be paid; `counts` and `totals` say how many and how much) or `invalid` (it cannot be paid: `fetch_bulk_transfer_items` with `validation: invalid` gives the rows and why).
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/BulkTransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  bulk_transfer.completed:
+    post:
+      operationId: bulk_transfer_completed_webhook
+      summary: Every item of a bulk transfer has its outcome
+      description: |
+        Sent once when the last item of an authorised bulk transfer has its outcome (since 2.8.0): `data` is the batch, `completed`, with `counts` (`succeeded`, `failed`, `reversed`) and `totals` (`released`: what came back from the reservation unspent). `fetch_bulk_transfer_items` gives each item's `outcome`.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/BulkTransferEvent'
       responses:
         '200':
           description: Any 2xx acknowledges the delivery.
@@ -4717,6 +4755,480 @@ paths:
           $ref: '#/components/responses/OutcomeUnknown'
         default:
           $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/create_beneficiary:
+    post:
+      tags: [Transfers]
+      operationId: create_beneficiary
+      summary: Save a beneficiary
+      x-origin: extension
+      description: |
+        Saves a beneficiary (since 2.8.0): an account at Kobo or at another bank that the business
+        pays again and again, so a payment names it (`pay_beneficiary`) instead of its details.
+        The account is looked up as `name_enquiry` does (a Kobo account locally, another bank's
+        over NIP) and `account_name` must match the holder's name (`49` otherwise, compared without
+        regard to case and spacing); the name found is what is saved, with when it was found
+        (`enquired_at`).
+
+        Saving an account the business already saved (the same `bank_code` and
+        `account_number`) returns the saved beneficiary, with the same `beneficiary_id`, its
+        name enquired again and its `nickname` replaced when one is sent: a retry never makes a
+        second one. A business keeps at most 10,000 beneficiaries (`48` past it: delete some).
+        Audit-log action `create_beneficiary`.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` a field is missing or malformed.
+        - `06` the account does not exist at that bank.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `48` the business already keeps 10,000 beneficiaries.
+        - `49` `account_name` differs from the holder's name.
+        - `80` the provider is unavailable: nothing was saved; retry later.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Beneficiary saved
+      x-response-codes: ['00', '01', '06', '29', '41', '43', '48', '49', '80', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/CreateBeneficiary'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiarySaved'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BeneficiaryAccountNotFound'
+        '409':
+          $ref: '#/components/responses/BeneficiariesFull'
+        '422':
+          $ref: '#/components/responses/BeneficiaryNameMismatch'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/create_beneficiary:
+    post:
+      tags: [Transfers]
+      operationId: create_beneficiary_api
+      summary: Save a beneficiary (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `create_beneficiary` (since 2.8.0): the same lookup, name check,
+        bound and answer. Saving the same account again returns the saved beneficiary, so a retry
+        needs no `Idempotency-Key`.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed.
+        - `06` the account does not exist at that bank.
+        - `41` the token is missing, invalid or expired.
+        - `48` the business already keeps 10,000 beneficiaries.
+        - `49` `account_name` differs from the holder's name.
+        - `60` the business is not active.
+        - `80` the provider is unavailable: nothing was saved; retry later.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Beneficiary saved
+      x-response-codes: ['00', '01', '06', '29', '41', '48', '49', '60', '80', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/CreateBeneficiary'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiarySaved'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BeneficiaryAccountNotFound'
+        '409':
+          $ref: '#/components/responses/BeneficiariesFull'
+        '422':
+          $ref: '#/components/responses/BeneficiaryNameMismatch'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/fetch_beneficiaries:
+    post:
+      tags: [Transfers]
+      operationId: fetch_beneficiaries
+      summary: List saved beneficiaries
+      x-origin: extension
+      description: |
+        The business's saved beneficiaries, newest first (since 2.8.0). `search` finds the text
+        (without regard to case) in the holder's name, the nickname or the account number;
+        `bank_code` keeps one bank's. Keyset paging with `cursor_created_at` / `cursor_id` and
+        `limit`.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` a field is malformed, or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Beneficiaries retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchBeneficiaries'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiariesListed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/fetch_beneficiaries:
+    post:
+      tags: [Transfers]
+      operationId: fetch_beneficiaries_api
+      summary: List saved beneficiaries (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `fetch_beneficiaries` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` a field is malformed, or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Beneficiaries retrieved
+      x-response-codes: ['00', '01', '29', '41', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchBeneficiaries'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiariesListed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/delete_beneficiary:
+    post:
+      tags: [Transfers]
+      operationId: delete_beneficiary
+      summary: Delete a saved beneficiary
+      x-origin: extension
+      description: |
+        Deletes a saved beneficiary (since 2.8.0) and answers it as it was. Transfers already made
+        to it keep their own copy of the account's details. Audit-log action
+        `delete_beneficiary`.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` `beneficiary_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `47` no beneficiary of the business has this id.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Beneficiary deleted
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BeneficiaryId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiaryDeleted'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/SavedBeneficiaryNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/delete_beneficiary:
+    post:
+      tags: [Transfers]
+      operationId: delete_beneficiary_api
+      summary: Delete a saved beneficiary (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `delete_beneficiary` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` `beneficiary_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `47` no beneficiary of the business has this id.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Beneficiary deleted
+      x-response-codes: ['00', '01', '29', '41', '47', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BeneficiaryId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiaryDeleted'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/SavedBeneficiaryNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/pay_beneficiary:
+    post:
+      tags: [Transfers]
+      operationId: pay_beneficiary
+      summary: Pay a saved beneficiary
+      x-origin: extension
+      description: |
+        Sends `amount` to a saved beneficiary (since 2.8.0): `funds_transfer` with the
+        beneficiary's saved account, bank and name in place of the account details, and the
+        source account's registered name taken from the account. Everything else is
+        `funds_transfer`'s: the OTP, the checks and their order, fees, limits, the approval
+        policy, execution, events, the `Idempotency-Key` and what it replays, and audit-log
+        action `funds_transfer`.
+
+        The account's holder is looked up again as the money moves, as for every transfer: a
+        holder whose name is no longer the saved one is refused (`49`, the message names the
+        holder); save the beneficiary again (`create_beneficiary`) to pay the new name.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` a field is missing or malformed, the amount is outside the limits, or the
+          beneficiary is the source account itself.
+        - `06` the beneficiary's account no longer exists at its bank.
+        - `26` `reference` was already used by another transfer of the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `45` the OTP is wrong, expired, already used or not the member's.
+        - `47` no saved beneficiary of the business has this id.
+        - `48` the source account is not `active`.
+        - `49` the account's holder is no longer named as saved.
+        - `60` the business is not active.
+        - `80` the provider is unavailable: nothing was debited; retry later with the same
+          `Idempotency-Key`.
+        - `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
+          the provider rejected the transfer.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): nothing was
+          kept; retry after `Retry-After` seconds.
+        - `98` the outcome is unknown, as for `funds_transfer`: retry with the same
+          `Idempotency-Key`.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Transfer submitted
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '43', '45', '47', '48', '49', '60', '80', '83', '96', '97', '98']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/PayBeneficiaryRequest'
+            examples:
+              supplier:
+                summary: The produce supplier, saved, paid again
+                value:
+                  beneficiary_id: 2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81
+                  source_account_number: '1000000021'
+                  amount: '50000'
+                  narration: Supplier payment - Ofada rice
+                  otp: '482913'
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiaryPaid'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          description: The role lacks the permission, the OTP is invalid, or the business is not active.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                permission_denied:
+                  $ref: '#/components/examples/PermissionDenied'
+                invalid_otp:
+                  value:
+                    status: false
+                    response_code: '45'
+                    message: Invalid or expired OTP
+                    data: null
+                business_inactive:
+                  $ref: '#/components/examples/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/PayBeneficiaryNotFound'
+        '409':
+          $ref: '#/components/responses/PayBeneficiaryConflict'
+        '422':
+          $ref: '#/components/responses/PayBeneficiaryRefused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        '504':
+          $ref: '#/components/responses/OutcomeUnknown'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/pay_beneficiary:
+    post:
+      tags: [Transfers]
+      operationId: pay_beneficiary_api
+      summary: Pay a saved beneficiary (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `pay_beneficiary` (since 2.8.0): `funds_transfer_api` to a saved
+        beneficiary, without an OTP; the `Idempotency-Key` header is required instead.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the
+          amount is outside the limits, or the beneficiary is the source account itself.
+        - `06` the beneficiary's account no longer exists at its bank.
+        - `26` `reference` was already used by another transfer of the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `47` no saved beneficiary of the business has this id.
+        - `48` the source account is not `active`.
+        - `49` the account's holder is no longer named as saved.
+        - `60` the business is not active.
+        - `80` the provider is unavailable: nothing was debited; retry later with the same
+          `Idempotency-Key`.
+        - `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
+          the transfer.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): nothing was
+          kept; retry after `Retry-After` seconds.
+        - `98` the outcome is unknown, as for `funds_transfer_api`: retry with the same
+          `Idempotency-Key`.
+      security:
+        - integrationToken: []
+      x-success-message: Transfer submitted
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '47', '48', '49', '60', '80', '83', '96', '97', '98']
+      parameters:
+        - $ref: '#/components/parameters/RequiredIdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/PayBeneficiaryApiRequest'
+            examples:
+              payout:
+                summary: A saved beneficiary at another bank, with the integration's own reference
+                value:
+                  beneficiary_id: 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f
+                  source_account_number: '1000000021'
+                  amount: '25000'
+                  narration: Logistics - December
+                  reference: PAYOUT-2026-12-0007
+      responses:
+        '200':
+          $ref: '#/components/responses/BeneficiaryPaid'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/PayBeneficiaryNotFound'
+        '409':
+          $ref: '#/components/responses/PayBeneficiaryConflict'
+        '422':
+          $ref: '#/components/responses/PayBeneficiaryRefused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        '504':
+          $ref: '#/components/responses/OutcomeUnknown'
+        default:
+          $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/fetch_transfers:
     post:
       tags: [Transfers]
@@ -8012,6 +8524,857 @@ paths:
         default:
           $ref: '#/components/responses/TransportError'
 
+  /api/v1/transaction/transfer/web/create_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: create_bulk_transfer
+      summary: Start a bulk transfer
+      x-origin: extension
+      description: |
+        Starts a bulk transfer (since 2.8.0): up to 5,000 payments from one source account, each
+        item an account (`account_number`, `bank_code` and `account_name` as `name_enquiry`
+        confirmed it) or a saved beneficiary (`beneficiary_id`), with its amount and optionally its
+        own `narration` (else the batch's) and `reference`. The body, like every request's, is at
+        most 1 MiB (`08` beyond it): 5,000 items of about 200 bytes each.
+
+        The batch is answered `validating`: nothing moves. Every item is then checked in the
+        background, as a transfer would be: the account looked up (a Kobo account locally, another
+        bank's over NIP, a few at a time), the holder's name compared, the amount within the
+        limits, the reference unused, and the fee and VAT worked out. Items whose bank cannot be
+        asked now are asked again later, at most 5 times. The batch becomes `validated`, with its
+        counts and the totals of its valid items, or `invalid`: no item is valid, or one is invalid
+        and `on_invalid` is `refuse_batch` (with `skip_invalid`, invalid items are left out); the
+        `bulk_transfer.validated` webhook says so. `fetch_bulk_transfer_items` shows each item's
+        verdict, `refusal_code` and
+        `refusal_message`. A validated batch is then authorised once (`authorize_bulk_transfer`)
+        and its items paid.
+
+        The batch's own `reference`, when given, is unique in the business for ever (`26`). Each
+        item's `reference` must be unique in the batch (`01`); one already used by a transfer makes
+        that item invalid (`26`). Audit-log action `create_bulk_transfer`.
+
+        `Idempotency-Key` is optional; with one, a retry answers the batch the first request wrote.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` a field is missing or malformed, an item names both or neither of `beneficiary_id`
+          and the account's fields, or two items share a `reference`.
+        - `26` the batch's `reference` belongs to another bulk transfer of the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `47` an item's `beneficiary_id` is not a saved beneficiary of the business.
+        - `48` the source account is not `active`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Bulk transfer received
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '42', '43', '47', '48', '96', '97']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        $ref: '#/components/requestBodies/CreateBulkTransfer'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferCreated'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferSourceNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferConflict'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/create_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: create_bulk_transfer_api
+      summary: Start a bulk transfer (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `create_bulk_transfer` (since 2.8.0): the same batch, items, checks
+        and answer. The `Idempotency-Key` header is required: a retry answers the batch the first
+        request wrote.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed, the `Idempotency-Key` header is missing, an item
+          names both or neither of `beneficiary_id` and the account's fields, or two items share a
+          `reference`.
+        - `26` the batch's `reference` belongs to another bulk transfer of the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `47` an item's `beneficiary_id` is not a saved beneficiary of the business.
+        - `48` the source account is not `active`.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfer received
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '42', '47', '48', '60', '96', '97']
+      parameters:
+        - $ref: '#/components/parameters/RequiredIdempotencyKey'
+      requestBody:
+        $ref: '#/components/requestBodies/CreateBulkTransfer'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferCreated'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BulkTransferSourceNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferConflict'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/get_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: get_bulk_transfer
+      summary: A bulk transfer
+      x-origin: extension
+      description: |
+        A bulk transfer by its `bulk_transfer_id` (since 2.8.0): its status, its counts (items,
+        valid, invalid, still pending validation; once paid, how many succeeded, are processing,
+        failed or were reversed), the totals of its valid items (amounts, fees, VAT) and what
+        was reserved and released, and who made, authorised and reviewed it.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `47` no bulk transfer of the business has this id.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Bulk transfer retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferRetrieved'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/get_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: get_bulk_transfer_api
+      summary: A bulk transfer (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `get_bulk_transfer` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `47` no bulk transfer of the business has this id.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfer retrieved
+      x-response-codes: ['00', '01', '29', '41', '47', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferRetrieved'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/fetch_bulk_transfers:
+    post:
+      tags: [Transfers]
+      operationId: fetch_bulk_transfers
+      summary: List bulk transfers
+      x-origin: extension
+      description: |
+        The business's bulk transfers, newest first (since 2.8.0), optionally of one `status`.
+        Keyset paging with `cursor_created_at` / `cursor_id` and `limit`.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` a field is malformed, or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Bulk transfers retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchBulkTransfers'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransfersListed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/fetch_bulk_transfers:
+    post:
+      tags: [Transfers]
+      operationId: fetch_bulk_transfers_api
+      summary: List bulk transfers (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `fetch_bulk_transfers` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` a field is malformed, or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfers retrieved
+      x-response-codes: ['00', '01', '29', '41', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchBulkTransfers'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransfersListed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/fetch_bulk_transfer_items:
+    post:
+      tags: [Transfers]
+      operationId: fetch_bulk_transfer_items
+      summary: List a bulk transfer's items
+      x-origin: extension
+      description: |
+        A bulk transfer's items in their order (since 2.8.0), optionally only those `pending`,
+        `valid` or `invalid`: each as it was sent and as it was judged (the holder's name as the
+        bank gave it, the fee and VAT, or why it cannot be paid). Numbered paging with `page` and
+        `page_size`: a batch's items never change order.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` a field is missing or malformed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `47` no bulk transfer of the business has this id.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Bulk transfer items retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchBulkTransferItems'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferItemsListed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/fetch_bulk_transfer_items:
+    post:
+      tags: [Transfers]
+      operationId: fetch_bulk_transfer_items_api
+      summary: List a bulk transfer's items (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `fetch_bulk_transfer_items` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed.
+        - `41` the token is missing, invalid or expired.
+        - `47` no bulk transfer of the business has this id.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfer items retrieved
+      x-response-codes: ['00', '01', '29', '41', '47', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchBulkTransferItems'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferItemsListed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/cancel_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: cancel_bulk_transfer
+      summary: Cancel a bulk transfer
+      x-origin: extension
+      description: |
+        Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised
+        (`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the
+        validation of its items stops) or one the approval policy holds (`pending_approval`: its
+        whole reservation is released to the source account, as one credit). The batch is
+        answered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log
+        action `cancel_bulk_transfer`.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or
+          `executing`, `completed` or `rejected`).
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Bulk transfer cancelled
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferCancelled'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferNotCancellable'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/cancel_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: cancel_bulk_transfer_api
+      summary: Cancel a bulk transfer (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `cancel_bulk_transfer` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or
+          `executing`, `completed` or `rejected`).
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfer cancelled
+      x-response-codes: ['00', '01', '29', '41', '47', '48', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferCancelled'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferNotCancellable'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/generate_bulk_transfer_otp:
+    post:
+      tags: [Transfers]
+      operationId: generate_bulk_transfer_otp
+      summary: An OTP for one bulk transfer
+      x-origin: extension
+      description: |
+        Issues a one-time password bound to one bulk transfer (since 2.8.0): to its id, its total
+        and its number of valid items, as the email that carries it says. Only
+        `authorize_bulk_transfer` of that batch (by its maker) or `approve_bulk_transfer` of it
+        (by a checker) accepts the code: it authorises nothing else, and a code from
+        `generate_otp` does not authorise a batch. It replaces the member's previous OTP and
+        follows `generate_otp`'s limits, expiry and attempts; in the sandbox the code is also
+        returned in `data.otp`.
+
+        The batch must be `validated` (to be authorised) or `pending_approval` (to be approved).
+
+        Permission: `transfer.view` (authorising and approving check their own).
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer is neither `validated` nor `pending_approval`.
+        - `29` too many OTPs requested: wait `Retry-After` seconds. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: OTP sent
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          description: The OTP was sent.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GenerateOtpResponse'
+              examples:
+                sandbox:
+                  summary: In the sandbox the code is returned too
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: OTP sent
+                    data:
+                      channel: email
+                      destination: a*****.o*****@adaezefoods.ng
+                      expires_in: 300
+                      otp: '731264'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferWrongStatus'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/authorize_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: authorize_bulk_transfer
+      summary: Authorise a bulk transfer
+      x-origin: extension
+      description: |
+        Authorises a `validated` bulk transfer once, for all its valid items (since 2.8.0), with an
+        OTP from `generate_bulk_transfer_otp` for this batch. `total` and `item_count` repeat what
+        the member saw (`totals.total` and `counts.valid`): they must be the batch's (`01`), so
+        nobody authorises a batch other than the one they read.
+
+        **The money.** The batch's whole total (amounts, fees and VAT of its valid items) is
+        reserved from the source account at once, as one debit on its statement; `83` when the
+        account cannot cover it (nothing is reserved and the batch stays `validated`: fund the
+        account and authorise again), or when the total is over the business's daily transfer
+        limit. Each item is then paid from the reservation by a worker, as a transfer of its own
+        (its `transfer_id` is the item's, so an item is paid at most once whatever crashes or
+        retries), with every rule checked again when it moves: the source account active, the
+        business active, the day's limit (each item counts on the day it is paid), the recipient
+        able to receive it. An item refused then is `failed` with its code. What the items do not
+        spend (failed items) is released to the source account when the last item has been
+        paid, as one credit; an inter-bank item reversed by NIP comes back by its own reversal.
+        `bulk_transfer.completed` is sent when every item has its outcome.
+
+        **Approval.** When the business's approval policy covers the total, the batch is
+        reserved and held `pending_approval` as a whole: another member approves it
+        (`approve_bulk_transfer`) or rejects it (`reject_bulk_transfer`, which releases the
+        reservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72
+        hours), its reservation released. Otherwise it is `executing` at once.
+
+        Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log
+        action `authorize_bulk_transfer`.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` a field is missing or malformed, or `total` / `item_count` are not the batch's.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `45` the OTP is wrong, expired, already used, or not one issued for this batch.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer is not `validated` (still validating, invalid, already
+          authorised or cancelled), or its source account is not active.
+        - `60` the business is not active.
+        - `83` the source account cannot cover the total, or the total is over the daily limit:
+          nothing was reserved.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Bulk transfer authorised
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '45', '47', '48', '60', '83', '96', '97']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AuthorizeBulkTransferRequest'
+            examples:
+              authorise:
+                value:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  total: '730053.75'
+                  item_count: 2
+                  otp: '731264'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferAuthorised'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BulkTransferAuthorisationDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferNotAuthorisable'
+        '422':
+          $ref: '#/components/responses/BulkTransferNotReserved'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/authorize_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: authorize_bulk_transfer_api
+      summary: Authorise a bulk transfer (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `authorize_bulk_transfer` (since 2.8.0), with the same checks,
+        reservation, approval policy and execution, but no OTP: the `Idempotency-Key` header is
+        required instead. The member who issued the client secret in use is the batch's maker
+        for the approval policy.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed, the `Idempotency-Key` header is missing, or
+          `total` / `item_count` are not the batch's.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer is not `validated`, or its source account is not active.
+        - `60` the business is not active.
+        - `83` the source account cannot cover the total, or the total is over the daily limit:
+          nothing was reserved.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfer authorised
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '47', '48', '60', '83', '96', '97']
+      parameters:
+        - $ref: '#/components/parameters/RequiredIdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AuthorizeBulkTransferApiRequest'
+            examples:
+              authorise:
+                value:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  total: '730053.75'
+                  item_count: 2
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferAuthorised'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferNotAuthorisable'
+        '422':
+          $ref: '#/components/responses/BulkTransferNotReserved'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/approve_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: approve_bulk_transfer
+      summary: Approve a held bulk transfer
+      x-origin: extension
+      description: |
+        Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),
+        with the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is
+        already reserved: the batch becomes `executing` and its items are paid as
+        `authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and
+        checker are two people: the member who authorised it, or who issued the integration
+        credentials it was authorised with, cannot approve it (`43`). Audit-log action
+        `approve_bulk_transfer`.
+
+        Permission: `transfer.approve`.
+
+        Errors:
+        - `01` a field is missing or malformed (`otp` is required: 6 digits).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.approve`, or the member is the batch's maker.
+        - `45` the OTP is wrong, expired, already used, or not one issued for this batch.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer is not `pending_approval`, or it is past its `expires_at`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.approve
+      x-success-message: Bulk transfer approved
+      x-response-codes: ['00', '01', '29', '41', '43', '45', '47', '48', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ApproveBulkTransferRequest'
+            examples:
+              approve:
+                value:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  otp: '604218'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferApproved'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BulkTransferApprovalDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferWrongStatus'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/reject_bulk_transfer:
+    post:
+      tags: [Transfers]
+      operationId: reject_bulk_transfer
+      summary: Reject a held bulk transfer
+      x-origin: extension
+      description: |
+        Rejects a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0): its
+        whole reservation is released to the source account, as one credit, and it is
+        `rejected` with the reason. Audit-log action `reject_bulk_transfer`.
+
+        Permission: `transfer.approve`.
+
+        Errors:
+        - `01` a field is missing or malformed (`reason` is required).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.approve`.
+        - `47` no bulk transfer of the business has this id.
+        - `48` the bulk transfer is not `pending_approval`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.approve
+      x-success-message: Bulk transfer rejected
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/RejectBulkTransferRequest'
+            examples:
+              reject:
+                value:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reason: Two salaries are wrong
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferRejected'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '409':
+          $ref: '#/components/responses/BulkTransferWrongStatus'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
 components:
   securitySchemes:
     dashboardToken:
@@ -8106,6 +9469,47 @@ components:
       example: 30
 
   requestBodies:
+    CreateBeneficiary:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/CreateBeneficiaryRequest'
+          examples:
+            supplier:
+              summary: A supplier at Kobo
+              value:
+                account_number: '3000000018'
+                bank_code: '090823'
+                account_name: Lagos Fresh Produce Ltd
+                nickname: Produce supplier
+            driver:
+              summary: A driver at another bank, as name_enquiry confirmed him
+              value:
+                account_number: '0123456788'
+                bank_code: '000013'
+                account_name: Emeka Nwosu
+    FetchBeneficiaries:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchBeneficiariesRequest'
+          examples:
+            search:
+              value:
+                search: produce
+                limit: 20
+    BeneficiaryId:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BeneficiaryIdRequest'
+          examples:
+            by_id:
+              value:
+                beneficiary_id: 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f
     CreateExport:
       required: true
       content:
@@ -8228,6 +9632,70 @@ components:
               value:
                 reference: PAYOUT-2026-11-0042
 
+    CreateBulkTransfer:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/CreateBulkTransferRequest'
+          examples:
+            payroll:
+              summary: Month-end payments, one to a saved beneficiary, invalid items left out
+              value:
+                source_account_number: '1000000021'
+                on_invalid: skip_invalid
+                reference: PAYROLL-2026-12
+                narration: December payments
+                items:
+                  - account_number: '3000000018'
+                    bank_code: '090823'
+                    account_name: Lagos Fresh Produce Ltd
+                    amount: '450000'
+                    reference: PAY-2026-12-001
+                  - beneficiary_id: 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f
+                    amount: '280000'
+                    reference: PAY-2026-12-002
+                  - account_number: '0690000036'
+                    bank_code: '000013'
+                    account_name: Ngozi Eze
+                    amount: '300000'
+                    reference: PAY-2026-12-003
+    BulkTransferId:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferIdRequest'
+          examples:
+            by_id:
+              value:
+                bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+    FetchBulkTransfers:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchBulkTransfersRequest'
+          examples:
+            validated:
+              summary: The batches validated and waiting
+              value:
+                status: validated
+                limit: 20
+    FetchBulkTransferItems:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchBulkTransferItemsRequest'
+          examples:
+            invalid:
+              summary: The items that cannot be paid
+              value:
+                bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                validation: invalid
+                page: 1
+                page_size: 20
   examples:
     AccountNotFound:
       summary: No matching account
@@ -8278,6 +9746,13 @@ components:
         response_code: '43'
         message: 'Permission denied: your role lacks transfer.initiate'
         data: null
+    SavedBeneficiaryNotFound:
+      summary: No saved beneficiary has this id
+      value:
+        status: false
+        response_code: '47'
+        message: No saved beneficiary 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f in this business
+        data: null
     SourceAccountNotFound:
       summary: The source account is not the business's
       value:
@@ -8301,6 +9776,263 @@ components:
         data: null
 
   responses:
+    BeneficiarySaved:
+      description: The saved beneficiary (the one saved before, for an account saved again).
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/SavedBeneficiaryResponse'
+          examples:
+            saved:
+              value:
+                status: true
+                response_code: '00'
+                message: Beneficiary saved
+                data:
+                  beneficiary_id: 2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81
+                  account_number: '3000000018'
+                  account_name: Lagos Fresh Produce Ltd
+                  bank_code: '090823'
+                  bank_name: Kobo Microfinance Bank
+                  transfer_type: intra
+                  nickname: Produce supplier
+                  enquired_at: '2026-12-01T09:00:00Z'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_at: '2026-12-01T09:00:00Z'
+                  updated_at: '2026-12-01T09:00:00Z'
+    BeneficiaryDeleted:
+      description: The beneficiary, as it was before it was deleted.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/SavedBeneficiaryResponse'
+          examples:
+            deleted:
+              value:
+                status: true
+                response_code: '00'
+                message: Beneficiary deleted
+                data:
+                  beneficiary_id: 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f
+                  account_number: '0123456788'
+                  account_name: Emeka Nwosu
+                  bank_code: '000013'
+                  bank_name: Guaranty Trust Bank
+                  transfer_type: inter
+                  nickname: null
+                  enquired_at: '2026-12-01T09:05:00Z'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_at: '2026-12-01T09:05:00Z'
+                  updated_at: '2026-12-01T09:05:00Z'
+    BeneficiariesListed:
+      description: One page of saved beneficiaries.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchBeneficiariesResponse'
+          examples:
+            beneficiaries:
+              value:
+                status: true
+                response_code: '00'
+                message: Beneficiaries retrieved
+                data:
+                  - beneficiary_id: 2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81
+                    account_number: '3000000018'
+                    account_name: Lagos Fresh Produce Ltd
+                    bank_code: '090823'
+                    bank_name: Kobo Microfinance Bank
+                    transfer_type: intra
+                    nickname: Produce supplier
+                    enquired_at: '2026-12-01T09:00:00Z'
+                    created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                    created_at: '2026-12-01T09:00:00Z'
+                    updated_at: '2026-12-01T09:00:00Z'
+                pagination:
+                  has_more: false
+                  next_cursor_created_at: null
+                  next_cursor_id: null
+                  page: null
+                  page_size: 20
+    BeneficiaryAccountNotFound:
+      description: The account does not exist at that bank.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            beneficiary_not_found:
+              $ref: '#/components/examples/BeneficiaryNotFound'
+    BeneficiariesFull:
+      description: The business already keeps the most beneficiaries it may.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            full:
+              value:
+                status: false
+                response_code: '48'
+                message: The business already keeps 10000 beneficiaries; delete some first
+                data: null
+    BeneficiaryNameMismatch:
+      description: The name sent is not the account holder's.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            name_mismatch:
+              value:
+                status: false
+                response_code: '49'
+                message: 'Beneficiary name does not match: the account is held by Emeka Nwosu'
+                data: null
+    SavedBeneficiaryNotFound:
+      description: No saved beneficiary of the business has this id.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_beneficiary:
+              $ref: '#/components/examples/SavedBeneficiaryNotFound'
+    BeneficiaryPaid:
+      description: The transfer record.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FundsTransferResponse'
+          examples:
+            intra_settled:
+              summary: Intra-bank, settled at once
+              value:
+                status: true
+                response_code: '00'
+                message: Transfer submitted
+                data:
+                  id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f11
+                  reference_number: TRF-20261201-7F3K9Q
+                  amount: '50000.00'
+                  status: success
+                  approval_status: not_required
+                  transfer_status: success
+                  reference: null
+                  fee: '0.00'
+                  vat: '0.00'
+                  session_id: null
+                  expires_at: null
+                  initiated_via: dashboard
+                  transfer_type: intra
+                  source_account_number: '1000000021'
+                  beneficiary_account_number: '3000000018'
+                  beneficiary_account_name: Lagos Fresh Produce Ltd
+                  bank_code: '090823'
+                  bank_name: Kobo Microfinance Bank
+                  narration: Supplier payment - Ofada rice
+                  failure_reason: null
+                  reversal_reference_number: null
+                  initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  reviewed_by: null
+                  created_at: '2026-12-01T09:10:00Z'
+                  updated_at: '2026-12-01T09:10:00Z'
+    PayBeneficiaryNotFound:
+      description: The saved beneficiary, its account or the source account was not found.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_beneficiary:
+              $ref: '#/components/examples/SavedBeneficiaryNotFound'
+            beneficiary_not_found:
+              $ref: '#/components/examples/BeneficiaryNotFound'
+            source_not_found:
+              $ref: '#/components/examples/SourceAccountNotFound'
+    PayBeneficiaryConflict:
+      description: The reference is taken, the source account is not active, or the idempotency key is in use.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            reference_taken:
+              value:
+                status: false
+                response_code: '26'
+                message: Reference PAYOUT-2026-12-0007 belongs to transfer TRF-20261201-5L8Q2T
+                data: null
+            source_blocked:
+              value:
+                status: false
+                response_code: '48'
+                message: Source account 1000000021 is blocked
+                data: null
+            in_progress:
+              $ref: '#/components/examples/IdempotencyInProgress'
+    PayBeneficiaryRefused:
+      description: The holder's name changed, the key was reused, or the transfer was refused.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            key_reused:
+              $ref: '#/components/examples/IdempotencyKeyReused'
+            name_changed:
+              value:
+                status: false
+                response_code: '49'
+                message: 'Beneficiary name does not match: the account is held by Emeka C. Nwosu'
+                data: null
+            insufficient_funds:
+              value:
+                status: false
+                response_code: '83'
+                message: Insufficient funds in account 1000000021
+                data: null
     ExportNotFound:
       description: No export of the business has this id.
       headers:
@@ -8758,7 +10490,834 @@ components:
                 message: 'Not implemented yet: this operation is in the spec but this server does not serve it'
                 data: null
 
+    BulkTransferCreated:
+      description: The bulk transfer, validating.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferResponse'
+          examples:
+            validating:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer received
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: validating
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 0
+                    invalid: 0
+                    pending: 3
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '0.00'
+                    fees: '0.00'
+                    vat: '0.00'
+                    total: '0.00'
+                    reserved: '0.00'
+                    released: '0.00'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: null
+                  cancelled_at: null
+                  authorised_by: null
+                  authorised_by_name: null
+                  authorised_at: null
+                  reviewed_by: null
+                  reviewed_by_name: null
+                  reviewed_at: null
+                  review_reason: null
+                  expires_at: null
+                  completed_at: null
+                  updated_at: '2026-12-01T09:00:00Z'
+    BulkTransferRetrieved:
+      description: The bulk transfer.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferResponse'
+          examples:
+            validated:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer retrieved
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: validated
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 2
+                    invalid: 1
+                    pending: 0
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '730000.00'
+                    fees: '50.00'
+                    vat: '3.75'
+                    total: '730053.75'
+                    reserved: '0.00'
+                    released: '0.00'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: '2026-12-01T09:00:02Z'
+                  cancelled_at: null
+                  authorised_by: null
+                  authorised_by_name: null
+                  authorised_at: null
+                  reviewed_by: null
+                  reviewed_by_name: null
+                  reviewed_at: null
+                  review_reason: null
+                  expires_at: null
+                  completed_at: null
+                  updated_at: '2026-12-01T09:00:02Z'
+    BulkTransferCancelled:
+      description: The bulk transfer, cancelled.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferResponse'
+          examples:
+            cancelled:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer cancelled
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: cancelled
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 2
+                    invalid: 1
+                    pending: 0
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '730000.00'
+                    fees: '50.00'
+                    vat: '3.75'
+                    total: '730053.75'
+                    reserved: '0.00'
+                    released: '0.00'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: '2026-12-01T09:00:02Z'
+                  cancelled_at: '2026-12-01T09:05:00Z'
+                  authorised_by: null
+                  authorised_by_name: null
+                  authorised_at: null
+                  reviewed_by: null
+                  reviewed_by_name: null
+                  reviewed_at: null
+                  review_reason: null
+                  expires_at: null
+                  completed_at: null
+                  updated_at: '2026-12-01T09:05:00Z'
+    BulkTransfersListed:
+      description: One page of bulk transfers.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchBulkTransfersResponse'
+          examples:
+            bulk_transfers:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfers retrieved
+                data:
+                  - bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                    reference: PAYROLL-2026-12
+                    source_account_number: '1000000021'
+                    status: validated
+                    on_invalid: skip_invalid
+                    narration: December payments
+                    counts:
+                      items: 3
+                      valid: 2
+                      invalid: 1
+                      pending: 0
+                      succeeded: 0
+                      processing: 0
+                      failed: 0
+                      reversed: 0
+                    totals:
+                      amount: '730000.00'
+                      fees: '50.00'
+                      vat: '3.75'
+                      total: '730053.75'
+                      reserved: '0.00'
+                      released: '0.00'
+                    created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                    created_by_name: Adaeze Okafor
+                    created_via: dashboard
+                    created_at: '2026-12-01T09:00:00Z'
+                    validated_at: '2026-12-01T09:00:02Z'
+                    cancelled_at: null
+                    authorised_by: null
+                    authorised_by_name: null
+                    authorised_at: null
+                    reviewed_by: null
+                    reviewed_by_name: null
+                    reviewed_at: null
+                    review_reason: null
+                    expires_at: null
+                    completed_at: null
+                    updated_at: '2026-12-01T09:00:02Z'
+                pagination:
+                  has_more: false
+                  next_cursor_created_at: null
+                  next_cursor_id: null
+                  page: null
+                  page_size: 20
+    BulkTransferItemsListed:
+      description: One page of a bulk transfer's items.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchBulkTransferItemsResponse'
+          examples:
+            items:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer items retrieved
+                data:
+                  - index: 2
+                    transfer_id: 2f304152-6374-4859-aabb-ccddeeff0011
+                    beneficiary_id: null
+                    account_number: '0690000036'
+                    bank_code: '000013'
+                    bank_name: Guaranty Trust Bank
+                    transfer_type: inter
+                    account_name: Ngozi Eze
+                    confirmed_name: Bisi Alade
+                    enquired_at: '2026-12-01T09:00:01Z'
+                    amount: '300000.00'
+                    fee: null
+                    vat: null
+                    narration: December payments
+                    reference: PAY-2026-12-003
+                    validation: invalid
+                    refusal_code: '49'
+                    refusal_message: 'Beneficiary name does not match: the account is held by Bisi Alade'
+                    outcome: unpaid
+                    reference_number: null
+                    failure_code: null
+                    failure_message: null
+                pagination:
+                  has_more: false
+                  next_cursor_created_at: null
+                  next_cursor_id: null
+                  page: 1
+                  page_size: 20
+    BulkTransferNotFound:
+      description: No bulk transfer of the business has this id.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_bulk_transfer:
+              value:
+                status: false
+                response_code: '47'
+                message: No bulk transfer 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293 in this business
+                data: null
+    BulkTransferSourceNotFound:
+      description: The source account is not the business's, or an item's beneficiary is not saved.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_source:
+              value:
+                status: false
+                response_code: '42'
+                message: No account 1000000099 in this business
+                data: null
+            unknown_beneficiary:
+              value:
+                status: false
+                response_code: '47'
+                message: 'items[1]: no saved beneficiary 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f in this business'
+                data: null
+    BulkTransferConflict:
+      description: The batch's reference is taken, the source account is not active, or the idempotency key is in use.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            reference_taken:
+              value:
+                status: false
+                response_code: '26'
+                message: Reference PAYROLL-2026-12 belongs to bulk transfer 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                data: null
+            source_blocked:
+              value:
+                status: false
+                response_code: '48'
+                message: Source account 1000000021 is blocked
+                data: null
+            in_progress:
+              $ref: '#/components/examples/IdempotencyInProgress'
+    BulkTransferAuthorised:
+      description: The bulk transfer, its total reserved.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferResponse'
+          examples:
+            executing:
+              summary: No approval needed, its items are being paid
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer authorised
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: executing
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 2
+                    invalid: 1
+                    pending: 0
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '730000.00'
+                    fees: '50.00'
+                    vat: '3.75'
+                    total: '730053.75'
+                    reserved: '730053.75'
+                    released: '0.00'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: '2026-12-01T09:00:02Z'
+                  cancelled_at: null
+                  authorised_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  authorised_by_name: Adaeze Okafor
+                  authorised_at: '2026-12-01T09:05:00Z'
+                  reviewed_by: null
+                  reviewed_by_name: null
+                  reviewed_at: null
+                  review_reason: null
+                  expires_at: null
+                  completed_at: null
+                  updated_at: '2026-12-01T09:05:00Z'
+            held:
+              summary: The approval policy holds it for a checker
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer authorised
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: pending_approval
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 2
+                    invalid: 1
+                    pending: 0
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '730000.00'
+                    fees: '50.00'
+                    vat: '3.75'
+                    total: '730053.75'
+                    reserved: '730053.75'
+                    released: '0.00'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: '2026-12-01T09:00:02Z'
+                  cancelled_at: null
+                  authorised_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  authorised_by_name: Adaeze Okafor
+                  authorised_at: '2026-12-01T09:05:00Z'
+                  reviewed_by: null
+                  reviewed_by_name: null
+                  reviewed_at: null
+                  review_reason: null
+                  expires_at: '2026-12-04T09:05:00Z'
+                  completed_at: null
+                  updated_at: '2026-12-01T09:05:00Z'
+    BulkTransferApproved:
+      description: The bulk transfer, approved, its items being paid.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferResponse'
+          examples:
+            approved:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer approved
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: executing
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 2
+                    invalid: 1
+                    pending: 0
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '730000.00'
+                    fees: '50.00'
+                    vat: '3.75'
+                    total: '730053.75'
+                    reserved: '730053.75'
+                    released: '0.00'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: '2026-12-01T09:00:02Z'
+                  cancelled_at: null
+                  authorised_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  authorised_by_name: Adaeze Okafor
+                  authorised_at: '2026-12-01T09:05:00Z'
+                  reviewed_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602
+                  reviewed_by_name: Tunde Bakare
+                  reviewed_at: '2026-12-01T09:20:00Z'
+                  review_reason: null
+                  expires_at: null
+                  completed_at: null
+                  updated_at: '2026-12-01T09:20:00Z'
+    BulkTransferWrongStatus:
+      description: The bulk transfer is not in the status the operation needs.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            not_held:
+              value:
+                status: false
+                response_code: '48'
+                message: 'The bulk transfer is executing: it is not awaiting approval'
+                data: null
+    BulkTransferApprovalDenied:
+      description: The member may not approve this bulk transfer, or the OTP is refused.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            own_batch:
+              value:
+                status: false
+                response_code: '43'
+                message: You cannot approve a bulk transfer you authorised
+                data: null
+            invalid_otp:
+              value:
+                status: false
+                response_code: '45'
+                message: Invalid or expired OTP
+                data: null
+    BulkTransferRejected:
+      description: The bulk transfer, rejected, its reservation released.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/BulkTransferResponse'
+          examples:
+            rejected:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer rejected
+                data:
+                  bulk_transfer_id: 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293
+                  reference: PAYROLL-2026-12
+                  source_account_number: '1000000021'
+                  status: rejected
+                  on_invalid: skip_invalid
+                  narration: December payments
+                  counts:
+                    items: 3
+                    valid: 2
+                    invalid: 1
+                    pending: 0
+                    succeeded: 0
+                    processing: 0
+                    failed: 0
+                    reversed: 0
+                  totals:
+                    amount: '730000.00'
+                    fees: '50.00'
+                    vat: '3.75'
+                    total: '730053.75'
+                    reserved: '730053.75'
+                    released: '730053.75'
+                  created_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  created_by_name: Adaeze Okafor
+                  created_via: dashboard
+                  created_at: '2026-12-01T09:00:00Z'
+                  validated_at: '2026-12-01T09:00:02Z'
+                  cancelled_at: null
+                  authorised_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  authorised_by_name: Adaeze Okafor
+                  authorised_at: '2026-12-01T09:05:00Z'
+                  reviewed_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602
+                  reviewed_by_name: Tunde Bakare
+                  reviewed_at: '2026-12-01T09:20:00Z'
+                  review_reason: Two salaries are wrong
+                  expires_at: null
+                  completed_at: null
+                  updated_at: '2026-12-01T09:20:00Z'
+    BulkTransferNotAuthorisable:
+      description: The bulk transfer is not in the status the operation needs, its source account is not active, or the idempotency key is in use.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Idempotent-Replayed:
+          $ref: '#/components/headers/IdempotentReplayed'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            not_validated:
+              value:
+                status: false
+                response_code: '48'
+                message: 'The bulk transfer is validating: only a validated bulk transfer can be authorised'
+                data: null
+            in_progress:
+              $ref: '#/components/examples/IdempotencyInProgress'
+    BulkTransferAuthorisationDenied:
+      description: The member may not do this, the OTP is refused, or the business is not active.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            permission_denied:
+              value:
+                status: false
+                response_code: '43'
+                message: 'Permission denied: your role lacks transfer.initiate'
+                data: null
+            invalid_otp:
+              value:
+                status: false
+                response_code: '45'
+                message: Invalid or expired OTP
+                data: null
+            business_inactive:
+              $ref: '#/components/examples/BusinessInactive'
+    BulkTransferNotReserved:
+      description: Nothing was reserved (funds or the daily limit), or the idempotency key was used with another body.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            insufficient_funds:
+              value:
+                status: false
+                response_code: '83'
+                message: 'Insufficient funds in account 1000000021: the batch needs NGN 730053.75'
+                data: null
+            key_reused:
+              $ref: '#/components/examples/IdempotencyKeyReused'
+    BulkTransferNotCancellable:
+      description: The bulk transfer cannot be cancelled in its status.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            already_cancelled:
+              value:
+                status: false
+                response_code: '48'
+                message: 'The bulk transfer is cancelled: it cannot be cancelled'
+                data: null
   schemas:
+    CreateBeneficiaryRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [account_number, bank_code, account_name]
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+        nickname:
+          type: string
+          minLength: 1
+          maxLength: 64
+          description: The business's own name for the beneficiary.
+    FetchBeneficiariesRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      properties:
+        search:
+          type: string
+          minLength: 1
+          maxLength: 100
+          description: Text found, without regard to case, in the holder's name, the nickname or the account number.
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          x-server-default: 20
+          description: 'Beneficiaries a page. Default: `20`.'
+        cursor_created_at:
+          type: string
+          format: date-time
+          description: '`pagination.next_cursor_created_at` of the page before.'
+        cursor_id:
+          type: string
+          format: uuid
+          description: '`pagination.next_cursor_id` of the page before.'
+    BeneficiaryIdRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [beneficiary_id]
+      properties:
+        beneficiary_id:
+          type: string
+          format: uuid
+    PayBeneficiaryRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [beneficiary_id, source_account_number, amount, otp]
+      properties:
+        beneficiary_id:
+          type: string
+          format: uuid
+          description: The saved beneficiary (`create_beneficiary`).
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        amount:
+          $ref: '#/components/schemas/RequestAmount'
+        narration:
+          type: string
+          maxLength: 100
+          description: Shown in the records of sender and recipient.
+        otp:
+          $ref: '#/components/schemas/Otp'
+        reference:
+          $ref: '#/components/schemas/ClientReference'
+    PayBeneficiaryApiRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      description: '`pay_beneficiary`''s body without `otp`: the `Idempotency-Key` header is required instead.'
+      required: [beneficiary_id, source_account_number, amount]
+      properties:
+        beneficiary_id:
+          type: string
+          format: uuid
+          description: The saved beneficiary (`create_beneficiary_api`).
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        amount:
+          $ref: '#/components/schemas/RequestAmount'
+        narration:
+          type: string
+          maxLength: 100
+        reference:
+          $ref: '#/components/schemas/ClientReference'
+    SavedBeneficiary:
+      type: object
+      x-origin: extension
+      description: An account the business saved to pay again (`create_beneficiary`).
+      required: [beneficiary_id, account_number, account_name, bank_code, bank_name, transfer_type, nickname, enquired_at, created_by, created_at, updated_at]
+      properties:
+        beneficiary_id:
+          type: string
+          format: uuid
+        account_number:
+          type: string
+        account_name:
+          type: string
+          description: The holder's name, as the bank gave it when it was last looked up.
+        bank_code:
+          type: string
+        bank_name:
+          type: string
+        transfer_type:
+          $ref: '#/components/schemas/TransferType'
+        nickname:
+          type: string
+          nullable: true
+        enquired_at:
+          type: string
+          format: date-time
+          description: When the holder's name was last looked up.
+        created_by:
+          type: string
+          description: The member who saved it, or `integration`.
+        created_at:
+          type: string
+          format: date-time
+        updated_at:
+          type: string
+          format: date-time
+    SavedBeneficiaryResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `create_beneficiary`, `delete_beneficiary` and their integration twins.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/SavedBeneficiary'
+    FetchBeneficiariesResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `fetch_beneficiaries` and `fetch_beneficiaries_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/SavedBeneficiary'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
     # ---- The envelope -------------------------------------------------------------------
     SuccessCode:
       type: string
@@ -9078,7 +11637,14 @@ components:
         - rotate_webhook_secret
         - replay_webhook_event
         - test_webhook
-      x-enum-varnames: [AUDIT_ACTION_LOGIN, AUDIT_ACTION_LOGOUT, AUDIT_ACTION_CHANGE_PASSWORD, AUDIT_ACTION_REGENERATE_SECRET, AUDIT_ACTION_ADD_MEMBER, AUDIT_ACTION_RESEND_INVITE, AUDIT_ACTION_ACCEPT_INVITE, AUDIT_ACTION_UPDATE_MEMBER_ROLE, AUDIT_ACTION_DEACTIVATE_MEMBER, AUDIT_ACTION_REACTIVATE_MEMBER, AUDIT_ACTION_CREATE_ROLE, AUDIT_ACTION_UPDATE_ROLE, AUDIT_ACTION_CREATE_ACCOUNT, AUDIT_ACTION_CREATE_CUSTOMER_ACCOUNT, AUDIT_ACTION_RECEIVE_INBOUND_TRANSFER, AUDIT_ACTION_FUNDS_TRANSFER, AUDIT_ACTION_APPROVE_TRANSFER, AUDIT_ACTION_REJECT_TRANSFER, AUDIT_ACTION_CANCEL_TRANSFER, AUDIT_ACTION_CREATE_APPROVAL_POLICY, AUDIT_ACTION_UPDATE_APPROVAL_POLICY, AUDIT_ACTION_CREATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_UPDATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_ROTATE_WEBHOOK_SECRET, AUDIT_ACTION_REPLAY_WEBHOOK_EVENT, AUDIT_ACTION_TEST_WEBHOOK]
+        - create_beneficiary
+        - delete_beneficiary
+        - create_bulk_transfer
+        - cancel_bulk_transfer
+        - authorize_bulk_transfer
+        - approve_bulk_transfer
+        - reject_bulk_transfer
+      x-enum-varnames: [AUDIT_ACTION_LOGIN, AUDIT_ACTION_LOGOUT, AUDIT_ACTION_CHANGE_PASSWORD, AUDIT_ACTION_REGENERATE_SECRET, AUDIT_ACTION_ADD_MEMBER, AUDIT_ACTION_RESEND_INVITE, AUDIT_ACTION_ACCEPT_INVITE, AUDIT_ACTION_UPDATE_MEMBER_ROLE, AUDIT_ACTION_DEACTIVATE_MEMBER, AUDIT_ACTION_REACTIVATE_MEMBER, AUDIT_ACTION_CREATE_ROLE, AUDIT_ACTION_UPDATE_ROLE, AUDIT_ACTION_CREATE_ACCOUNT, AUDIT_ACTION_CREATE_CUSTOMER_ACCOUNT, AUDIT_ACTION_RECEIVE_INBOUND_TRANSFER, AUDIT_ACTION_FUNDS_TRANSFER, AUDIT_ACTION_APPROVE_TRANSFER, AUDIT_ACTION_REJECT_TRANSFER, AUDIT_ACTION_CANCEL_TRANSFER, AUDIT_ACTION_CREATE_APPROVAL_POLICY, AUDIT_ACTION_UPDATE_APPROVAL_POLICY, AUDIT_ACTION_CREATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_UPDATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_ROTATE_WEBHOOK_SECRET, AUDIT_ACTION_REPLAY_WEBHOOK_EVENT, AUDIT_ACTION_TEST_WEBHOOK, AUDIT_ACTION_CREATE_BENEFICIARY, AUDIT_ACTION_DELETE_BENEFICIARY, AUDIT_ACTION_CREATE_BULK_TRANSFER, AUDIT_ACTION_CANCEL_BULK_TRANSFER, AUDIT_ACTION_AUTHORIZE_BULK_TRANSFER, AUDIT_ACTION_APPROVE_BULK_TRANSFER, AUDIT_ACTION_REJECT_BULK_TRANSFER]
     OpenAuditAction:
       type: string
       x-origin: extension
@@ -9092,7 +11658,9 @@ components:
         `receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,
         `cancel_transfer`, `create_approval_policy`, `update_approval_policy`,
         `create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,
-        `replay_webhook_event`, `test_webhook`: `AuditAction` names them) or a value added in a
+        `replay_webhook_event`, `test_webhook`, `create_beneficiary`, `delete_beneficiary`,
+        `create_bulk_transfer`, `cancel_bulk_transfer`, `authorize_bulk_transfer`,
+        `approve_bulk_transfer`, `reject_bulk_transfer`: `AuditAction` names them) or a value added in a
         later minor release. Compare it with `AuditAction`'s values and keep any other value:
         generated clients type it as a string, so none refuses an answer over a value it does not
         know.
@@ -9107,6 +11675,8 @@ components:
         - collection.received
         - export.ready
         - export.failed
+        - bulk_transfer.validated
+        - bulk_transfer.completed
         - transfer.pending_approval
         - transfer.rejected
         - transfer.success
@@ -9115,7 +11685,7 @@ components:
         - transfer.cancelled
         - transfer.expired
         - webhook.test
-      x-enum-varnames: [WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED, WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED, WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED, WEBHOOK_EVENT_TYPE_EXPORT_READY, WEBHOOK_EVENT_TYPE_EXPORT_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL, WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED, WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS, WEBHOOK_EVENT_TYPE_TRANSFER_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED, WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED, WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED, WEBHOOK_EVENT_TYPE_WEBHOOK_TEST]
+      x-enum-varnames: [WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED, WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED, WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED, WEBHOOK_EVENT_TYPE_EXPORT_READY, WEBHOOK_EVENT_TYPE_EXPORT_FAILED, WEBHOOK_EVENT_TYPE_BULK_TRANSFER_VALIDATED, WEBHOOK_EVENT_TYPE_BULK_TRANSFER_COMPLETED, WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL, WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED, WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS, WEBHOOK_EVENT_TYPE_TRANSFER_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED, WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED, WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED, WEBHOOK_EVENT_TYPE_WEBHOOK_TEST]
     OpenWebhookEventType:
       type: string
       x-origin: extension
@@ -9124,7 +11694,9 @@ components:
       description: |
         A `WebhookEventType` as a response carries it: a plain string, one of the values known today
         (`account.created`, `account.status_changed`, `collection.received`, `export.ready`,
-        `export.failed`, `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,
+        `export.failed`, `bulk_transfer.validated`, `bulk_transfer.completed`,
+        `transfer.pending_approval`, `transfer.rejected`,
+        `transfer.success`, `transfer.failed`,
         `transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:
         `WebhookEventType` names them) or a value added in a later minor release. Compare it with
         `WebhookEventType`'s values and keep any other value: generated clients type it as a string,
@@ -10241,6 +12813,7 @@ components:
         - $ref: '#/components/schemas/AccountStatusChangedEvent'
         - $ref: '#/components/schemas/CollectionEvent'
         - $ref: '#/components/schemas/ExportEvent'
+        - $ref: '#/components/schemas/BulkTransferEvent'
         - $ref: '#/components/schemas/TransferEvent'
         - $ref: '#/components/schemas/TestEvent'
       discriminator:
@@ -10251,6 +12824,8 @@ components:
           collection.received: '#/components/schemas/CollectionEvent'
           export.ready: '#/components/schemas/ExportEvent'
           export.failed: '#/components/schemas/ExportEvent'
+          bulk_transfer.validated: '#/components/schemas/BulkTransferEvent'
+          bulk_transfer.completed: '#/components/schemas/BulkTransferEvent'
           transfer.pending_approval: '#/components/schemas/TransferEvent'
           transfer.rejected: '#/components/schemas/TransferEvent'
           transfer.success: '#/components/schemas/TransferEvent'
@@ -12872,13 +15447,522 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/IntegrationTransaction'
+    CreateBulkTransferRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [source_account_number, on_invalid, items]
+      properties:
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        on_invalid:
+          $ref: '#/components/schemas/BulkOnInvalid'
+        reference:
+          allOf:
+            - $ref: '#/components/schemas/ClientReference'
+          description: Your own id for the batch, unique among the business's bulk transfers for ever (`26`).
+        narration:
+          type: string
+          minLength: 1
+          maxLength: 100
+          description: The narration of every item that has none of its own.
+        items:
+          type: array
+          minItems: 1
+          maxItems: 5000
+          items:
+            $ref: '#/components/schemas/BulkTransferItemRequest'
+    BulkTransferItemRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      description: |
+        One payment of a bulk transfer: either `beneficiary_id` (a saved beneficiary) or all of
+        `account_number`, `bank_code` and `account_name`, never both (`01`).
+      required: [amount]
+      properties:
+        beneficiary_id:
+          type: string
+          format: uuid
+          description: A saved beneficiary (`create_beneficiary`), instead of the account's fields.
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing).
+        amount:
+          $ref: '#/components/schemas/RequestAmount'
+        narration:
+          type: string
+          minLength: 1
+          maxLength: 100
+        reference:
+          allOf:
+            - $ref: '#/components/schemas/ClientReference'
+          description: The item's transfer's own reference, unique in the batch (`01`) and among the business's transfers (the item is invalid with `26`).
+    BulkOnInvalid:
+      type: string
+      x-origin: extension
+      description: |
+        What an invalid item does to its batch: `refuse_batch`, the whole batch is `invalid` and
+        cannot be paid; `skip_invalid`, the batch goes on without it.
+      enum: [refuse_batch, skip_invalid]
+      x-enum-varnames: [BULK_ON_INVALID_REFUSE_BATCH, BULK_ON_INVALID_SKIP_INVALID]
+    BulkTransferIdRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [bulk_transfer_id]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+    FetchBulkTransfersRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      properties:
+        status:
+          $ref: '#/components/schemas/BulkTransferStatus'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          x-server-default: 20
+          description: 'Bulk transfers a page. Default: `20`.'
+        cursor_created_at:
+          type: string
+          format: date-time
+          description: '`pagination.next_cursor_created_at` of the page before.'
+        cursor_id:
+          type: string
+          format: uuid
+          description: '`pagination.next_cursor_id` of the page before.'
+    FetchBulkTransferItemsRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [bulk_transfer_id]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+        validation:
+          $ref: '#/components/schemas/BulkItemValidation'
+        page:
+          type: integer
+          minimum: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
+        page_size:
+          type: integer
+          minimum: 1
+          maximum: 100
+          x-server-default: 20
+          description: 'Items a page. Default: `20`.'
+    AuthorizeBulkTransferRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [bulk_transfer_id, total, item_count, otp]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+        total:
+          $ref: '#/components/schemas/Amount'
+        item_count:
+          type: integer
+          minimum: 1
+          description: The batch's valid items (`counts.valid`), which are what is paid.
+        otp:
+          $ref: '#/components/schemas/Otp'
+    AuthorizeBulkTransferApiRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [bulk_transfer_id, total, item_count]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+        total:
+          $ref: '#/components/schemas/Amount'
+        item_count:
+          type: integer
+          minimum: 1
+          description: The batch's valid items (`counts.valid`), which are what is paid.
+    ApproveBulkTransferRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [bulk_transfer_id, otp]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+        otp:
+          $ref: '#/components/schemas/Otp'
+    RejectBulkTransferRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [bulk_transfer_id, reason]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+        reason:
+          type: string
+          minLength: 1
+          maxLength: 500
+    BulkItemOutcome:
+      type: string
+      x-origin: extension
+      description: |
+        What became of an item's payment: `unpaid` (not paid: the batch is not executing yet, the
+        item is invalid, or the batch ended without paying it), `processing` (sent over NIP, not
+        settled yet), `success`, `failed` (refused when it was to be paid: `failure_code` says
+        why; or failed at NIP), `reversed` (NIP returned it).
+      enum: [unpaid, processing, success, failed, reversed]
+      x-enum-varnames: [BULK_ITEM_OUTCOME_UNPAID, BULK_ITEM_OUTCOME_PROCESSING, BULK_ITEM_OUTCOME_SUCCESS, BULK_ITEM_OUTCOME_FAILED, BULK_ITEM_OUTCOME_REVERSED]
+    BulkTransferStatus:
+      type: string
+      x-origin: extension
+      description: |
+        Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to
+        be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
+        and reserved, held for a checker), `rejected` (by a checker, its reservation released),
+        `expired` (held and not reviewed before its `expires_at`, its reservation released),
+        `executing` (its items being paid), `completed` (every item has its outcome).
+      x-extensible-enum: true
+      enum: [validating, validated, invalid, cancelled, pending_approval, rejected, expired, executing, completed]
+      x-enum-varnames: [BULK_TRANSFER_STATUS_VALIDATING, BULK_TRANSFER_STATUS_VALIDATED, BULK_TRANSFER_STATUS_INVALID, BULK_TRANSFER_STATUS_CANCELLED, BULK_TRANSFER_STATUS_PENDING_APPROVAL, BULK_TRANSFER_STATUS_REJECTED, BULK_TRANSFER_STATUS_EXPIRED, BULK_TRANSFER_STATUS_EXECUTING, BULK_TRANSFER_STATUS_COMPLETED]
+    OpenBulkTransferStatus:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      x-known-values: '#/components/schemas/BulkTransferStatus'
+      description: |
+        A `BulkTransferStatus` as a response carries it: a plain string, one of the values known
+        today (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,
+        `expired`, `executing`, `completed`: `BulkTransferStatus` names them)
+        or a value added in a later minor release. Compare it with `BulkTransferStatus`'s values
+        and keep any other value: generated clients type it as a string, so none refuses an
+        answer over a value it does not know.
+    BulkItemValidation:
+      type: string
+      x-origin: extension
+      description: 'An item''s verdict: `pending` (not checked yet), `valid`, `invalid` (`refusal_code` says why).'
+      enum: [pending, valid, invalid]
+      x-enum-varnames: [BULK_ITEM_VALIDATION_PENDING, BULK_ITEM_VALIDATION_VALID, BULK_ITEM_VALIDATION_INVALID]
+    BulkTransfer:
+      type: object
+      x-origin: extension
+      description: A batch of payments from one account (`create_bulk_transfer`).
+      required: [bulk_transfer_id, reference, source_account_number, status, on_invalid, narration, counts, totals, created_by, created_by_name, created_via, created_at, validated_at, cancelled_at, authorised_by, authorised_by_name, authorised_at, reviewed_by, reviewed_by_name, reviewed_at, review_reason, expires_at, completed_at, updated_at]
+      properties:
+        bulk_transfer_id:
+          type: string
+          format: uuid
+        reference:
+          type: string
+          nullable: true
+          description: Your own id for the batch; null when none was given.
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        status:
+          $ref: '#/components/schemas/OpenBulkTransferStatus'
+        on_invalid:
+          $ref: '#/components/schemas/BulkOnInvalid'
+        narration:
+          type: string
+          nullable: true
+          description: The narration of items that have none of their own.
+        counts:
+          $ref: '#/components/schemas/BulkTransferCounts'
+        totals:
+          $ref: '#/components/schemas/BulkTransferTotals'
+        created_by:
+          type: string
+          description: The member who sent it, or `integration`.
+        created_by_name:
+          type: string
+          nullable: true
+          description: That member's name as it was then; null for `integration`.
+        created_via:
+          type: string
+          enum: [dashboard, integration]
+        created_at:
+          type: string
+          format: date-time
+        validated_at:
+          type: string
+          format: date-time
+          nullable: true
+          description: When every item had been checked; null before.
+        cancelled_at:
+          type: string
+          format: date-time
+          nullable: true
+        authorised_by:
+          type: string
+          nullable: true
+          description: The member who authorised it, or `integration`; null before.
+        authorised_by_name:
+          type: string
+          nullable: true
+          description: That member's name as it was then; null for `integration` or before.
+        authorised_at:
+          type: string
+          format: date-time
+          nullable: true
+        reviewed_by:
+          type: string
+          nullable: true
+          description: The checker who approved or rejected it; null when none did.
+        reviewed_by_name:
+          type: string
+          nullable: true
+          description: That checker's name as it was then.
+        reviewed_at:
+          type: string
+          format: date-time
+          nullable: true
+        review_reason:
+          type: string
+          nullable: true
+          description: Why it was rejected.
+        expires_at:
+          type: string
+          format: date-time
+          nullable: true
+          description: 'Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise.'
+        completed_at:
+          type: string
+          format: date-time
+          nullable: true
+          description: When every item had its outcome.
+        updated_at:
+          type: string
+          format: date-time
+    BulkTransferCounts:
+      type: object
+      x-origin: extension
+      description: |
+        How many items the batch holds; of them how many are valid, invalid and not checked yet;
+        and of the paid ones, how many succeeded, are still processing over NIP, failed or were
+        reversed.
+      required: [items, valid, invalid, pending, succeeded, processing, failed, reversed]
+      properties:
+        items:
+          type: integer
+          minimum: 1
+        valid:
+          type: integer
+          minimum: 0
+        invalid:
+          type: integer
+          minimum: 0
+        pending:
+          type: integer
+          minimum: 0
+        succeeded:
+          type: integer
+          minimum: 0
+        processing:
+          type: integer
+          minimum: 0
+        failed:
+          type: integer
+          minimum: 0
+        reversed:
+          type: integer
+          minimum: 0
+    BulkTransferTotals:
+      type: object
+      x-origin: extension
+      description: |
+        The sums of the valid items (`0.00` until the batch is validated); `total` is what paying
+        them all debits. `reserved` is what authorisation set aside from the source account (the
+        total), `released` what came back from the reservation unspent (failed items, or the
+        whole of a rejected or cancelled batch; an item reversed by NIP comes back by its own
+        reversal).
+      required: [amount, fees, vat, total, reserved, released]
+      properties:
+        amount:
+          $ref: '#/components/schemas/Amount'
+        fees:
+          $ref: '#/components/schemas/Amount'
+        vat:
+          $ref: '#/components/schemas/Amount'
+        total:
+          $ref: '#/components/schemas/Amount'
+        reserved:
+          $ref: '#/components/schemas/Amount'
+        released:
+          $ref: '#/components/schemas/Amount'
+    BulkTransferItem:
+      type: object
+      x-origin: extension
+      description: One item of a bulk transfer, as it was sent and as it was judged.
+      required: [index, transfer_id, beneficiary_id, account_number, bank_code, bank_name, transfer_type, account_name, confirmed_name, enquired_at, amount, fee, vat, narration, reference, validation, refusal_code, refusal_message, outcome, reference_number, failure_code, failure_message]
+      properties:
+        index:
+          type: integer
+          minimum: 0
+          description: Its place in the batch, from 0.
+        transfer_id:
+          type: string
+          format: uuid
+          description: 'The id its transfer has once it is paid (`get_transfer`): an item is paid at most once.'
+        beneficiary_id:
+          type: string
+          format: uuid
+          nullable: true
+        account_number:
+          type: string
+        bank_code:
+          type: string
+        bank_name:
+          type: string
+          nullable: true
+          description: Null for a bank Kobo does not know, or before the item is checked.
+        transfer_type:
+          type: string
+          nullable: true
+          description: '`intra` (a Kobo account) or `inter` (another bank''s, over NIP); null before the item is checked.'
+        account_name:
+          type: string
+          description: The holder's name as it was sent (or as the beneficiary was saved).
+        confirmed_name:
+          type: string
+          nullable: true
+          description: The holder's name as the bank gave it.
+        enquired_at:
+          type: string
+          format: date-time
+          nullable: true
+        amount:
+          $ref: '#/components/schemas/Amount'
+        fee:
+          type: string
+          nullable: true
+          pattern: '^(0|[1-9][0-9]*)\.[0-9]{2}$'
+          description: The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise.
+        vat:
+          type: string
+          nullable: true
+          pattern: '^(0|[1-9][0-9]*)\.[0-9]{2}$'
+          description: VAT on the fee, once the item is valid; null otherwise.
+        narration:
+          type: string
+        reference:
+          type: string
+          nullable: true
+        validation:
+          $ref: '#/components/schemas/BulkItemValidation'
+        refusal_code:
+          type: string
+          nullable: true
+          description: 'Why an invalid item cannot be paid, as the response code a transfer would have answered: `01`, `06`, `26`, `49`, `80`.'
+        refusal_message:
+          type: string
+          nullable: true
+        outcome:
+          $ref: '#/components/schemas/BulkItemOutcome'
+        reference_number:
+          type: string
+          nullable: true
+          description: Its transfer's reference number once it is paid (`get_transfer`); null before.
+        failure_code:
+          type: string
+          nullable: true
+          description: 'Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient''s Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day''s limit, the recipient cannot receive it, or the provider refused it).'
+        failure_message:
+          type: string
+          nullable: true
+    BulkTransferResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `create_bulk_transfer`, `get_bulk_transfer`, `cancel_bulk_transfer` and their integration twins.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/BulkTransfer'
+    FetchBulkTransfersResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `fetch_bulk_transfers` and `fetch_bulk_transfers_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/BulkTransfer'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchBulkTransferItemsResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `fetch_bulk_transfer_items` and `fetch_bulk_transfer_items_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/BulkTransferItem'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    BulkTransferEvent:
+      type: object
+      x-origin: extension
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          x-extensible-enum: true
+          enum: [bulk_transfer.validated, bulk_transfer.completed]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/BulkTransfer'
 "#;
 /// The same document as JSON.
 pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.7.0",
+    "version": "2.8.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the\n  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation\n  of this document yet (a released server serves them all): the `default` response describes\n  them.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>`: a plain string (`OpenTransactionStatus`; its `x-known-values` names the\n  enum of the values known today, `TransactionStatus`), so every generated client keeps an\n  unknown value instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -13528,6 +16612,72 @@ pub const OPENAPI_JSON: &str = r##"{
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "bulk_transfer.validated": {
+      "post": {
+        "operationId": "bulk_transfer_validated_webhook",
+        "summary": "A bulk transfer's items were all checked",
+        "description": "Sent when every item of a bulk transfer (`create_bulk_transfer`) has been checked (since 2.8.0): `data` is the batch, `validated` (its valid items can be paid; `counts` and `totals` say how many and how much) or `invalid` (it cannot be paid: `fetch_bulk_transfer_items` with `validation: invalid` gives the rows and why).\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BulkTransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "bulk_transfer.completed": {
+      "post": {
+        "operationId": "bulk_transfer_completed_webhook",
+        "summary": "Every item of a bulk transfer has its outcome",
+        "description": "Sent once when the last item of an authorised bulk transfer has its outcome (since 2.8.0): `data` is the batch, `completed`, with `counts` (`succeeded`, `failed`, `reversed`) and `totals` (`released`: what came back from the reservation unspent). `fetch_bulk_transfer_items` gives each item's `outcome`.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BulkTransferEvent"
               }
             }
           }
@@ -18888,6 +22038,608 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       }
     },
+    "/api/v1/transaction/transfer/web/create_beneficiary": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "create_beneficiary",
+        "summary": "Save a beneficiary",
+        "x-origin": "extension",
+        "description": "Saves a beneficiary (since 2.8.0): an account at Kobo or at another bank that the business\npays again and again, so a payment names it (`pay_beneficiary`) instead of its details.\nThe account is looked up as `name_enquiry` does (a Kobo account locally, another bank's\nover NIP) and `account_name` must match the holder's name (`49` otherwise, compared without\nregard to case and spacing); the name found is what is saved, with when it was found\n(`enquired_at`).\n\nSaving an account the business already saved (the same `bank_code` and\n`account_number`) returns the saved beneficiary, with the same `beneficiary_id`, its\nname enquired again and its `nickname` replaced when one is sent: a retry never makes a\nsecond one. A business keeps at most 10,000 beneficiaries (`48` past it: delete some).\nAudit-log action `create_beneficiary`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `06` the account does not exist at that bank.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `48` the business already keeps 10,000 beneficiaries.\n- `49` `account_name` differs from the holder's name.\n- `80` the provider is unavailable: nothing was saved; retry later.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Beneficiary saved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "29",
+          "41",
+          "43",
+          "48",
+          "49",
+          "80",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateBeneficiary"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiarySaved"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BeneficiaryAccountNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BeneficiariesFull"
+          },
+          "422": {
+            "$ref": "#/components/responses/BeneficiaryNameMismatch"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/create_beneficiary": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "create_beneficiary_api",
+        "summary": "Save a beneficiary (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `create_beneficiary` (since 2.8.0): the same lookup, name check,\nbound and answer. Saving the same account again returns the saved beneficiary, so a retry\nneeds no `Idempotency-Key`.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed.\n- `06` the account does not exist at that bank.\n- `41` the token is missing, invalid or expired.\n- `48` the business already keeps 10,000 beneficiaries.\n- `49` `account_name` differs from the holder's name.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was saved; retry later.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Beneficiary saved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "29",
+          "41",
+          "48",
+          "49",
+          "60",
+          "80",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateBeneficiary"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiarySaved"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BeneficiaryAccountNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BeneficiariesFull"
+          },
+          "422": {
+            "$ref": "#/components/responses/BeneficiaryNameMismatch"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/fetch_beneficiaries": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_beneficiaries",
+        "summary": "List saved beneficiaries",
+        "x-origin": "extension",
+        "description": "The business's saved beneficiaries, newest first (since 2.8.0). `search` finds the text\n(without regard to case) in the holder's name, the nickname or the account number;\n`bank_code` keeps one bank's. Keyset paging with `cursor_created_at` / `cursor_id` and\n`limit`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed, or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Beneficiaries retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchBeneficiaries"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiariesListed"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/fetch_beneficiaries": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_beneficiaries_api",
+        "summary": "List saved beneficiaries (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `fetch_beneficiaries` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Beneficiaries retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchBeneficiaries"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiariesListed"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/delete_beneficiary": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "delete_beneficiary",
+        "summary": "Delete a saved beneficiary",
+        "x-origin": "extension",
+        "description": "Deletes a saved beneficiary (since 2.8.0) and answers it as it was. Transfers already made\nto it keep their own copy of the account's details. Audit-log action\n`delete_beneficiary`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `beneficiary_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` no beneficiary of the business has this id.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Beneficiary deleted",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BeneficiaryId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiaryDeleted"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/SavedBeneficiaryNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/delete_beneficiary": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "delete_beneficiary_api",
+        "summary": "Delete a saved beneficiary (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `delete_beneficiary` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` `beneficiary_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `47` no beneficiary of the business has this id.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Beneficiary deleted",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BeneficiaryId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiaryDeleted"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/SavedBeneficiaryNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/pay_beneficiary": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "pay_beneficiary",
+        "summary": "Pay a saved beneficiary",
+        "x-origin": "extension",
+        "description": "Sends `amount` to a saved beneficiary (since 2.8.0): `funds_transfer` with the\nbeneficiary's saved account, bank and name in place of the account details, and the\nsource account's registered name taken from the account. Everything else is\n`funds_transfer`'s: the OTP, the checks and their order, fees, limits, the approval\npolicy, execution, events, the `Idempotency-Key` and what it replays, and audit-log\naction `funds_transfer`.\n\nThe account's holder is looked up again as the money moves, as for every transfer: a\nholder whose name is no longer the saved one is refused (`49`, the message names the\nholder); save the beneficiary again (`create_beneficiary`) to pay the new name.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, the amount is outside the limits, or the\n  beneficiary is the source account itself.\n- `06` the beneficiary's account no longer exists at its bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `47` no saved beneficiary of the business has this id.\n- `48` the source account is not `active`.\n- `49` the account's holder is no longer named as saved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): nothing was\n  kept; retry after `Retry-After` seconds.\n- `98` the outcome is unknown, as for `funds_transfer`: retry with the same\n  `Idempotency-Key`.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Transfer submitted",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "42",
+          "43",
+          "45",
+          "47",
+          "48",
+          "49",
+          "60",
+          "80",
+          "83",
+          "96",
+          "97",
+          "98"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PayBeneficiaryRequest"
+              },
+              "examples": {
+                "supplier": {
+                  "summary": "The produce supplier, saved, paid again",
+                  "value": {
+                    "beneficiary_id": "2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81",
+                    "source_account_number": "1000000021",
+                    "amount": "50000",
+                    "narration": "Supplier payment - Ofada rice",
+                    "otp": "482913"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiaryPaid"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The role lacks the permission, the OTP is invalid, or the business is not active.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "permission_denied": {
+                    "$ref": "#/components/examples/PermissionDenied"
+                  },
+                  "invalid_otp": {
+                    "value": {
+                      "status": false,
+                      "response_code": "45",
+                      "message": "Invalid or expired OTP",
+                      "data": null
+                    }
+                  },
+                  "business_inactive": {
+                    "$ref": "#/components/examples/BusinessInactive"
+                  }
+                }
+              }
+            }
+          },
+          "404": {
+            "$ref": "#/components/responses/PayBeneficiaryNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/PayBeneficiaryConflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/PayBeneficiaryRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/OutcomeUnknown"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/pay_beneficiary": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "pay_beneficiary_api",
+        "summary": "Pay a saved beneficiary (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `pay_beneficiary` (since 2.8.0): `funds_transfer_api` to a saved\nbeneficiary, without an OTP; the `Idempotency-Key` header is required instead.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, or the beneficiary is the source account itself.\n- `06` the beneficiary's account no longer exists at its bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `47` no saved beneficiary of the business has this id.\n- `48` the source account is not `active`.\n- `49` the account's holder is no longer named as saved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): nothing was\n  kept; retry after `Retry-After` seconds.\n- `98` the outcome is unknown, as for `funds_transfer_api`: retry with the same\n  `Idempotency-Key`.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Transfer submitted",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "42",
+          "47",
+          "48",
+          "49",
+          "60",
+          "80",
+          "83",
+          "96",
+          "97",
+          "98"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/RequiredIdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PayBeneficiaryApiRequest"
+              },
+              "examples": {
+                "payout": {
+                  "summary": "A saved beneficiary at another bank, with the integration's own reference",
+                  "value": {
+                    "beneficiary_id": "6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f",
+                    "source_account_number": "1000000021",
+                    "amount": "25000",
+                    "narration": "Logistics - December",
+                    "reference": "PAYOUT-2026-12-0007"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BeneficiaryPaid"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/PayBeneficiaryNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/PayBeneficiaryConflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/PayBeneficiaryRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/OutcomeUnknown"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
     "/api/v1/transaction/transfer/web/fetch_transfers": {
       "post": {
         "tags": [
@@ -23271,6 +27023,1068 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       }
+    },
+    "/api/v1/transaction/transfer/web/create_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "create_bulk_transfer",
+        "summary": "Start a bulk transfer",
+        "x-origin": "extension",
+        "description": "Starts a bulk transfer (since 2.8.0): up to 5,000 payments from one source account, each\nitem an account (`account_number`, `bank_code` and `account_name` as `name_enquiry`\nconfirmed it) or a saved beneficiary (`beneficiary_id`), with its amount and optionally its\nown `narration` (else the batch's) and `reference`. The body, like every request's, is at\nmost 1 MiB (`08` beyond it): 5,000 items of about 200 bytes each.\n\nThe batch is answered `validating`: nothing moves. Every item is then checked in the\nbackground, as a transfer would be: the account looked up (a Kobo account locally, another\nbank's over NIP, a few at a time), the holder's name compared, the amount within the\nlimits, the reference unused, and the fee and VAT worked out. Items whose bank cannot be\nasked now are asked again later, at most 5 times. The batch becomes `validated`, with its\ncounts and the totals of its valid items, or `invalid`: no item is valid, or one is invalid\nand `on_invalid` is `refuse_batch` (with `skip_invalid`, invalid items are left out); the\n`bulk_transfer.validated` webhook says so. `fetch_bulk_transfer_items` shows each item's\nverdict, `refusal_code` and\n`refusal_message`. A validated batch is then authorised once (`authorize_bulk_transfer`)\nand its items paid.\n\nThe batch's own `reference`, when given, is unique in the business for ever (`26`). Each\nitem's `reference` must be unique in the batch (`01`); one already used by a transfer makes\nthat item invalid (`26`). Audit-log action `create_bulk_transfer`.\n\n`Idempotency-Key` is optional; with one, a retry answers the batch the first request wrote.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, an item names both or neither of `beneficiary_id`\n  and the account's fields, or two items share a `reference`.\n- `26` the batch's `reference` belongs to another bulk transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.\n- `48` the source account is not `active`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Bulk transfer received",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "42",
+          "43",
+          "47",
+          "48",
+          "96",
+          "97"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateBulkTransfer"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferCreated"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferSourceNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferConflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/create_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "create_bulk_transfer_api",
+        "summary": "Start a bulk transfer (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `create_bulk_transfer` (since 2.8.0): the same batch, items, checks\nand answer. The `Idempotency-Key` header is required: a retry answers the batch the first\nrequest wrote.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, an item\n  names both or neither of `beneficiary_id` and the account's fields, or two items share a\n  `reference`.\n- `26` the batch's `reference` belongs to another bulk transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.\n- `48` the source account is not `active`.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfer received",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "42",
+          "47",
+          "48",
+          "60",
+          "96",
+          "97"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/RequiredIdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateBulkTransfer"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferCreated"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferSourceNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferConflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/get_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "get_bulk_transfer",
+        "summary": "A bulk transfer",
+        "x-origin": "extension",
+        "description": "A bulk transfer by its `bulk_transfer_id` (since 2.8.0): its status, its counts (items,\nvalid, invalid, still pending validation; once paid, how many succeeded, are processing,\nfailed or were reversed), the totals of its valid items (amounts, fees, VAT) and what\nwas reserved and released, and who made, authorised and reviewed it.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no bulk transfer of the business has this id.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Bulk transfer retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferRetrieved"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/get_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "get_bulk_transfer_api",
+        "summary": "A bulk transfer (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `get_bulk_transfer` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `47` no bulk transfer of the business has this id.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfer retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferRetrieved"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/fetch_bulk_transfers": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_bulk_transfers",
+        "summary": "List bulk transfers",
+        "x-origin": "extension",
+        "description": "The business's bulk transfers, newest first (since 2.8.0), optionally of one `status`.\nKeyset paging with `cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed, or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Bulk transfers retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchBulkTransfers"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransfersListed"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/fetch_bulk_transfers": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_bulk_transfers_api",
+        "summary": "List bulk transfers (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `fetch_bulk_transfers` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfers retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchBulkTransfers"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransfersListed"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/fetch_bulk_transfer_items": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_bulk_transfer_items",
+        "summary": "List a bulk transfer's items",
+        "x-origin": "extension",
+        "description": "A bulk transfer's items in their order (since 2.8.0), optionally only those `pending`,\n`valid` or `invalid`: each as it was sent and as it was judged (the holder's name as the\nbank gave it, the fee and VAT, or why it cannot be paid). Numbered paging with `page` and\n`page_size`: a batch's items never change order.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no bulk transfer of the business has this id.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Bulk transfer items retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchBulkTransferItems"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferItemsListed"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/fetch_bulk_transfer_items": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_bulk_transfer_items_api",
+        "summary": "List a bulk transfer's items (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `fetch_bulk_transfer_items` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no bulk transfer of the business has this id.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfer items retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchBulkTransferItems"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferItemsListed"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/cancel_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "cancel_bulk_transfer",
+        "summary": "Cancel a bulk transfer",
+        "x-origin": "extension",
+        "description": "Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised\n(`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the\nvalidation of its items stops) or one the approval policy holds (`pending_approval`: its\nwhole reservation is released to the source account, as one credit). The batch is\nanswered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log\naction `cancel_bulk_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or\n  `executing`, `completed` or `rejected`).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Bulk transfer cancelled",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferCancelled"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferNotCancellable"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/cancel_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "cancel_bulk_transfer_api",
+        "summary": "Cancel a bulk transfer (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `cancel_bulk_transfer` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or\n  `executing`, `completed` or `rejected`).\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfer cancelled",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "48",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferCancelled"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferNotCancellable"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/generate_bulk_transfer_otp": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "generate_bulk_transfer_otp",
+        "summary": "An OTP for one bulk transfer",
+        "x-origin": "extension",
+        "description": "Issues a one-time password bound to one bulk transfer (since 2.8.0): to its id, its total\nand its number of valid items, as the email that carries it says. Only\n`authorize_bulk_transfer` of that batch (by its maker) or `approve_bulk_transfer` of it\n(by a checker) accepts the code: it authorises nothing else, and a code from\n`generate_otp` does not authorise a batch. It replaces the member's previous OTP and\nfollows `generate_otp`'s limits, expiry and attempts; in the sandbox the code is also\nreturned in `data.otp`.\n\nThe batch must be `validated` (to be authorised) or `pending_approval` (to be approved).\n\nPermission: `transfer.view` (authorising and approving check their own).\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is neither `validated` nor `pending_approval`.\n- `29` too many OTPs requested: wait `Retry-After` seconds. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "OTP sent",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "description": "The OTP was sent.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GenerateOtpResponse"
+                },
+                "examples": {
+                  "sandbox": {
+                    "summary": "In the sandbox the code is returned too",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "OTP sent",
+                      "data": {
+                        "channel": "email",
+                        "destination": "a*****.o*****@adaezefoods.ng",
+                        "expires_in": 300,
+                        "otp": "731264"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferWrongStatus"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/authorize_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "authorize_bulk_transfer",
+        "summary": "Authorise a bulk transfer",
+        "x-origin": "extension",
+        "description": "Authorises a `validated` bulk transfer once, for all its valid items (since 2.8.0), with an\nOTP from `generate_bulk_transfer_otp` for this batch. `total` and `item_count` repeat what\nthe member saw (`totals.total` and `counts.valid`): they must be the batch's (`01`), so\nnobody authorises a batch other than the one they read.\n\n**The money.** The batch's whole total (amounts, fees and VAT of its valid items) is\nreserved from the source account at once, as one debit on its statement; `83` when the\naccount cannot cover it (nothing is reserved and the batch stays `validated`: fund the\naccount and authorise again), or when the total is over the business's daily transfer\nlimit. Each item is then paid from the reservation by a worker, as a transfer of its own\n(its `transfer_id` is the item's, so an item is paid at most once whatever crashes or\nretries), with every rule checked again when it moves: the source account active, the\nbusiness active, the day's limit (each item counts on the day it is paid), the recipient\nable to receive it. An item refused then is `failed` with its code. What the items do not\nspend (failed items) is released to the source account when the last item has been\npaid, as one credit; an inter-bank item reversed by NIP comes back by its own reversal.\n`bulk_transfer.completed` is sent when every item has its outcome.\n\n**Approval.** When the business's approval policy covers the total, the batch is\nreserved and held `pending_approval` as a whole: another member approves it\n(`approve_bulk_transfer`) or rejects it (`reject_bulk_transfer`, which releases the\nreservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72\nhours), its reservation released. Otherwise it is `executing` at once.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log\naction `authorize_bulk_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, or `total` / `item_count` are not the batch's.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used, or not one issued for this batch.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `validated` (still validating, invalid, already\n  authorised or cancelled), or its source account is not active.\n- `60` the business is not active.\n- `83` the source account cannot cover the total, or the total is over the daily limit:\n  nothing was reserved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Bulk transfer authorised",
+        "x-response-codes": [
+          "00",
+          "01",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "45",
+          "47",
+          "48",
+          "60",
+          "83",
+          "96",
+          "97"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AuthorizeBulkTransferRequest"
+              },
+              "examples": {
+                "authorise": {
+                  "value": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "total": "730053.75",
+                    "item_count": 2,
+                    "otp": "731264"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferAuthorised"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BulkTransferAuthorisationDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferNotAuthorisable"
+          },
+          "422": {
+            "$ref": "#/components/responses/BulkTransferNotReserved"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/authorize_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "authorize_bulk_transfer_api",
+        "summary": "Authorise a bulk transfer (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `authorize_bulk_transfer` (since 2.8.0), with the same checks,\nreservation, approval policy and execution, but no OTP: the `Idempotency-Key` header is\nrequired instead. The member who issued the client secret in use is the batch's maker\nfor the approval policy.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, or\n  `total` / `item_count` are not the batch's.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `validated`, or its source account is not active.\n- `60` the business is not active.\n- `83` the source account cannot cover the total, or the total is over the daily limit:\n  nothing was reserved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfer authorised",
+        "x-response-codes": [
+          "00",
+          "01",
+          "27",
+          "28",
+          "29",
+          "41",
+          "47",
+          "48",
+          "60",
+          "83",
+          "96",
+          "97"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/RequiredIdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AuthorizeBulkTransferApiRequest"
+              },
+              "examples": {
+                "authorise": {
+                  "value": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "total": "730053.75",
+                    "item_count": 2
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferAuthorised"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferNotAuthorisable"
+          },
+          "422": {
+            "$ref": "#/components/responses/BulkTransferNotReserved"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/approve_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "approve_bulk_transfer",
+        "summary": "Approve a held bulk transfer",
+        "x-origin": "extension",
+        "description": "Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),\nwith the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is\nalready reserved: the batch becomes `executing` and its items are paid as\n`authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and\nchecker are two people: the member who authorised it, or who issued the integration\ncredentials it was authorised with, cannot approve it (`43`). Audit-log action\n`approve_bulk_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member is the batch's maker.\n- `45` the OTP is wrong, expired, already used, or not one issued for this batch.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `pending_approval`, or it is past its `expires_at`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.approve",
+        "x-success-message": "Bulk transfer approved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "45",
+          "47",
+          "48",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ApproveBulkTransferRequest"
+              },
+              "examples": {
+                "approve": {
+                  "value": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "otp": "604218"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferApproved"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BulkTransferApprovalDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferWrongStatus"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/reject_bulk_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "reject_bulk_transfer",
+        "summary": "Reject a held bulk transfer",
+        "x-origin": "extension",
+        "description": "Rejects a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0): its\nwhole reservation is released to the source account, as one credit, and it is\n`rejected` with the reason. Audit-log action `reject_bulk_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`reason` is required).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `pending_approval`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.approve",
+        "x-success-message": "Bulk transfer rejected",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RejectBulkTransferRequest"
+              },
+              "examples": {
+                "reject": {
+                  "value": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reason": "Two salaries are wrong"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferRejected"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/BulkTransferWrongStatus"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -23380,6 +28194,70 @@ pub const OPENAPI_JSON: &str = r##"{
       }
     },
     "requestBodies": {
+      "CreateBeneficiary": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/CreateBeneficiaryRequest"
+            },
+            "examples": {
+              "supplier": {
+                "summary": "A supplier at Kobo",
+                "value": {
+                  "account_number": "3000000018",
+                  "bank_code": "090823",
+                  "account_name": "Lagos Fresh Produce Ltd",
+                  "nickname": "Produce supplier"
+                }
+              },
+              "driver": {
+                "summary": "A driver at another bank, as name_enquiry confirmed him",
+                "value": {
+                  "account_number": "0123456788",
+                  "bank_code": "000013",
+                  "account_name": "Emeka Nwosu"
+                }
+              }
+            }
+          }
+        }
+      },
+      "FetchBeneficiaries": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchBeneficiariesRequest"
+            },
+            "examples": {
+              "search": {
+                "value": {
+                  "search": "produce",
+                  "limit": 20
+                }
+              }
+            }
+          }
+        }
+      },
+      "BeneficiaryId": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BeneficiaryIdRequest"
+            },
+            "examples": {
+              "by_id": {
+                "value": {
+                  "beneficiary_id": "6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f"
+                }
+              }
+            }
+          }
+        }
+      },
       "CreateExport": {
         "required": true,
         "content": {
@@ -23572,6 +28450,105 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           }
         }
+      },
+      "CreateBulkTransfer": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/CreateBulkTransferRequest"
+            },
+            "examples": {
+              "payroll": {
+                "summary": "Month-end payments, one to a saved beneficiary, invalid items left out",
+                "value": {
+                  "source_account_number": "1000000021",
+                  "on_invalid": "skip_invalid",
+                  "reference": "PAYROLL-2026-12",
+                  "narration": "December payments",
+                  "items": [
+                    {
+                      "account_number": "3000000018",
+                      "bank_code": "090823",
+                      "account_name": "Lagos Fresh Produce Ltd",
+                      "amount": "450000",
+                      "reference": "PAY-2026-12-001"
+                    },
+                    {
+                      "beneficiary_id": "6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f",
+                      "amount": "280000",
+                      "reference": "PAY-2026-12-002"
+                    },
+                    {
+                      "account_number": "0690000036",
+                      "bank_code": "000013",
+                      "account_name": "Ngozi Eze",
+                      "amount": "300000",
+                      "reference": "PAY-2026-12-003"
+                    }
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferId": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferIdRequest"
+            },
+            "examples": {
+              "by_id": {
+                "value": {
+                  "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293"
+                }
+              }
+            }
+          }
+        }
+      },
+      "FetchBulkTransfers": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchBulkTransfersRequest"
+            },
+            "examples": {
+              "validated": {
+                "summary": "The batches validated and waiting",
+                "value": {
+                  "status": "validated",
+                  "limit": 20
+                }
+              }
+            }
+          }
+        }
+      },
+      "FetchBulkTransferItems": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchBulkTransferItemsRequest"
+            },
+            "examples": {
+              "invalid": {
+                "summary": "The items that cannot be paid",
+                "value": {
+                  "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                  "validation": "invalid",
+                  "page": 1,
+                  "page_size": 20
+                }
+              }
+            }
+          }
+        }
       }
     },
     "examples": {
@@ -23638,6 +28615,15 @@ pub const OPENAPI_JSON: &str = r##"{
           "data": null
         }
       },
+      "SavedBeneficiaryNotFound": {
+        "summary": "No saved beneficiary has this id",
+        "value": {
+          "status": false,
+          "response_code": "47",
+          "message": "No saved beneficiary 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f in this business",
+          "data": null
+        }
+      },
       "SourceAccountNotFound": {
         "summary": "The source account is not the business's",
         "value": {
@@ -23667,6 +28653,378 @@ pub const OPENAPI_JSON: &str = r##"{
       }
     },
     "responses": {
+      "BeneficiarySaved": {
+        "description": "The saved beneficiary (the one saved before, for an account saved again).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/SavedBeneficiaryResponse"
+            },
+            "examples": {
+              "saved": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Beneficiary saved",
+                  "data": {
+                    "beneficiary_id": "2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81",
+                    "account_number": "3000000018",
+                    "account_name": "Lagos Fresh Produce Ltd",
+                    "bank_code": "090823",
+                    "bank_name": "Kobo Microfinance Bank",
+                    "transfer_type": "intra",
+                    "nickname": "Produce supplier",
+                    "enquired_at": "2026-12-01T09:00:00Z",
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "updated_at": "2026-12-01T09:00:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BeneficiaryDeleted": {
+        "description": "The beneficiary, as it was before it was deleted.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/SavedBeneficiaryResponse"
+            },
+            "examples": {
+              "deleted": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Beneficiary deleted",
+                  "data": {
+                    "beneficiary_id": "6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f",
+                    "account_number": "0123456788",
+                    "account_name": "Emeka Nwosu",
+                    "bank_code": "000013",
+                    "bank_name": "Guaranty Trust Bank",
+                    "transfer_type": "inter",
+                    "nickname": null,
+                    "enquired_at": "2026-12-01T09:05:00Z",
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_at": "2026-12-01T09:05:00Z",
+                    "updated_at": "2026-12-01T09:05:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BeneficiariesListed": {
+        "description": "One page of saved beneficiaries.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchBeneficiariesResponse"
+            },
+            "examples": {
+              "beneficiaries": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Beneficiaries retrieved",
+                  "data": [
+                    {
+                      "beneficiary_id": "2f7c9a41-5b3d-4e6f-8a1b-3c4d5e6f7a81",
+                      "account_number": "3000000018",
+                      "account_name": "Lagos Fresh Produce Ltd",
+                      "bank_code": "090823",
+                      "bank_name": "Kobo Microfinance Bank",
+                      "transfer_type": "intra",
+                      "nickname": "Produce supplier",
+                      "enquired_at": "2026-12-01T09:00:00Z",
+                      "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                      "created_at": "2026-12-01T09:00:00Z",
+                      "updated_at": "2026-12-01T09:00:00Z"
+                    }
+                  ],
+                  "pagination": {
+                    "has_more": false,
+                    "next_cursor_created_at": null,
+                    "next_cursor_id": null,
+                    "page": null,
+                    "page_size": 20
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BeneficiaryAccountNotFound": {
+        "description": "The account does not exist at that bank.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "beneficiary_not_found": {
+                "$ref": "#/components/examples/BeneficiaryNotFound"
+              }
+            }
+          }
+        }
+      },
+      "BeneficiariesFull": {
+        "description": "The business already keeps the most beneficiaries it may.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "full": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "The business already keeps 10000 beneficiaries; delete some first",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "BeneficiaryNameMismatch": {
+        "description": "The name sent is not the account holder's.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "name_mismatch": {
+                "value": {
+                  "status": false,
+                  "response_code": "49",
+                  "message": "Beneficiary name does not match: the account is held by Emeka Nwosu",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "SavedBeneficiaryNotFound": {
+        "description": "No saved beneficiary of the business has this id.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_beneficiary": {
+                "$ref": "#/components/examples/SavedBeneficiaryNotFound"
+              }
+            }
+          }
+        }
+      },
+      "BeneficiaryPaid": {
+        "description": "The transfer record.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FundsTransferResponse"
+            },
+            "examples": {
+              "intra_settled": {
+                "summary": "Intra-bank, settled at once",
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Transfer submitted",
+                  "data": {
+                    "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f11",
+                    "reference_number": "TRF-20261201-7F3K9Q",
+                    "amount": "50000.00",
+                    "status": "success",
+                    "approval_status": "not_required",
+                    "transfer_status": "success",
+                    "reference": null,
+                    "fee": "0.00",
+                    "vat": "0.00",
+                    "session_id": null,
+                    "expires_at": null,
+                    "initiated_via": "dashboard",
+                    "transfer_type": "intra",
+                    "source_account_number": "1000000021",
+                    "beneficiary_account_number": "3000000018",
+                    "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                    "bank_code": "090823",
+                    "bank_name": "Kobo Microfinance Bank",
+                    "narration": "Supplier payment - Ofada rice",
+                    "failure_reason": null,
+                    "reversal_reference_number": null,
+                    "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "reviewed_by": null,
+                    "created_at": "2026-12-01T09:10:00Z",
+                    "updated_at": "2026-12-01T09:10:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "PayBeneficiaryNotFound": {
+        "description": "The saved beneficiary, its account or the source account was not found.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_beneficiary": {
+                "$ref": "#/components/examples/SavedBeneficiaryNotFound"
+              },
+              "beneficiary_not_found": {
+                "$ref": "#/components/examples/BeneficiaryNotFound"
+              },
+              "source_not_found": {
+                "$ref": "#/components/examples/SourceAccountNotFound"
+              }
+            }
+          }
+        }
+      },
+      "PayBeneficiaryConflict": {
+        "description": "The reference is taken, the source account is not active, or the idempotency key is in use.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "reference_taken": {
+                "value": {
+                  "status": false,
+                  "response_code": "26",
+                  "message": "Reference PAYOUT-2026-12-0007 belongs to transfer TRF-20261201-5L8Q2T",
+                  "data": null
+                }
+              },
+              "source_blocked": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "Source account 1000000021 is blocked",
+                  "data": null
+                }
+              },
+              "in_progress": {
+                "$ref": "#/components/examples/IdempotencyInProgress"
+              }
+            }
+          }
+        }
+      },
+      "PayBeneficiaryRefused": {
+        "description": "The holder's name changed, the key was reused, or the transfer was refused.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "key_reused": {
+                "$ref": "#/components/examples/IdempotencyKeyReused"
+              },
+              "name_changed": {
+                "value": {
+                  "status": false,
+                  "response_code": "49",
+                  "message": "Beneficiary name does not match: the account is held by Emeka C. Nwosu",
+                  "data": null
+                }
+              },
+              "insufficient_funds": {
+                "value": {
+                  "status": false,
+                  "response_code": "83",
+                  "message": "Insufficient funds in account 1000000021",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
       "ExportNotFound": {
         "description": "No export of the business has this id.",
         "headers": {
@@ -24359,9 +29717,1135 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           }
         }
+      },
+      "BulkTransferCreated": {
+        "description": "The bulk transfer, validating.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferResponse"
+            },
+            "examples": {
+              "validating": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer received",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "validating",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 0,
+                      "invalid": 0,
+                      "pending": 3,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "0.00",
+                      "fees": "0.00",
+                      "vat": "0.00",
+                      "total": "0.00",
+                      "reserved": "0.00",
+                      "released": "0.00"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": null,
+                    "cancelled_at": null,
+                    "authorised_by": null,
+                    "authorised_by_name": null,
+                    "authorised_at": null,
+                    "reviewed_by": null,
+                    "reviewed_by_name": null,
+                    "reviewed_at": null,
+                    "review_reason": null,
+                    "expires_at": null,
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:00:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferRetrieved": {
+        "description": "The bulk transfer.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferResponse"
+            },
+            "examples": {
+              "validated": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer retrieved",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "validated",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 2,
+                      "invalid": 1,
+                      "pending": 0,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "730000.00",
+                      "fees": "50.00",
+                      "vat": "3.75",
+                      "total": "730053.75",
+                      "reserved": "0.00",
+                      "released": "0.00"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": "2026-12-01T09:00:02Z",
+                    "cancelled_at": null,
+                    "authorised_by": null,
+                    "authorised_by_name": null,
+                    "authorised_at": null,
+                    "reviewed_by": null,
+                    "reviewed_by_name": null,
+                    "reviewed_at": null,
+                    "review_reason": null,
+                    "expires_at": null,
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:00:02Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferCancelled": {
+        "description": "The bulk transfer, cancelled.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferResponse"
+            },
+            "examples": {
+              "cancelled": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer cancelled",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "cancelled",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 2,
+                      "invalid": 1,
+                      "pending": 0,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "730000.00",
+                      "fees": "50.00",
+                      "vat": "3.75",
+                      "total": "730053.75",
+                      "reserved": "0.00",
+                      "released": "0.00"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": "2026-12-01T09:00:02Z",
+                    "cancelled_at": "2026-12-01T09:05:00Z",
+                    "authorised_by": null,
+                    "authorised_by_name": null,
+                    "authorised_at": null,
+                    "reviewed_by": null,
+                    "reviewed_by_name": null,
+                    "reviewed_at": null,
+                    "review_reason": null,
+                    "expires_at": null,
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:05:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransfersListed": {
+        "description": "One page of bulk transfers.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchBulkTransfersResponse"
+            },
+            "examples": {
+              "bulk_transfers": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfers retrieved",
+                  "data": [
+                    {
+                      "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                      "reference": "PAYROLL-2026-12",
+                      "source_account_number": "1000000021",
+                      "status": "validated",
+                      "on_invalid": "skip_invalid",
+                      "narration": "December payments",
+                      "counts": {
+                        "items": 3,
+                        "valid": 2,
+                        "invalid": 1,
+                        "pending": 0,
+                        "succeeded": 0,
+                        "processing": 0,
+                        "failed": 0,
+                        "reversed": 0
+                      },
+                      "totals": {
+                        "amount": "730000.00",
+                        "fees": "50.00",
+                        "vat": "3.75",
+                        "total": "730053.75",
+                        "reserved": "0.00",
+                        "released": "0.00"
+                      },
+                      "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                      "created_by_name": "Adaeze Okafor",
+                      "created_via": "dashboard",
+                      "created_at": "2026-12-01T09:00:00Z",
+                      "validated_at": "2026-12-01T09:00:02Z",
+                      "cancelled_at": null,
+                      "authorised_by": null,
+                      "authorised_by_name": null,
+                      "authorised_at": null,
+                      "reviewed_by": null,
+                      "reviewed_by_name": null,
+                      "reviewed_at": null,
+                      "review_reason": null,
+                      "expires_at": null,
+                      "completed_at": null,
+                      "updated_at": "2026-12-01T09:00:02Z"
+                    }
+                  ],
+                  "pagination": {
+                    "has_more": false,
+                    "next_cursor_created_at": null,
+                    "next_cursor_id": null,
+                    "page": null,
+                    "page_size": 20
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferItemsListed": {
+        "description": "One page of a bulk transfer's items.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchBulkTransferItemsResponse"
+            },
+            "examples": {
+              "items": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer items retrieved",
+                  "data": [
+                    {
+                      "index": 2,
+                      "transfer_id": "2f304152-6374-4859-aabb-ccddeeff0011",
+                      "beneficiary_id": null,
+                      "account_number": "0690000036",
+                      "bank_code": "000013",
+                      "bank_name": "Guaranty Trust Bank",
+                      "transfer_type": "inter",
+                      "account_name": "Ngozi Eze",
+                      "confirmed_name": "Bisi Alade",
+                      "enquired_at": "2026-12-01T09:00:01Z",
+                      "amount": "300000.00",
+                      "fee": null,
+                      "vat": null,
+                      "narration": "December payments",
+                      "reference": "PAY-2026-12-003",
+                      "validation": "invalid",
+                      "refusal_code": "49",
+                      "refusal_message": "Beneficiary name does not match: the account is held by Bisi Alade",
+                      "outcome": "unpaid",
+                      "reference_number": null,
+                      "failure_code": null,
+                      "failure_message": null
+                    }
+                  ],
+                  "pagination": {
+                    "has_more": false,
+                    "next_cursor_created_at": null,
+                    "next_cursor_id": null,
+                    "page": 1,
+                    "page_size": 20
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferNotFound": {
+        "description": "No bulk transfer of the business has this id.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_bulk_transfer": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "No bulk transfer 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293 in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferSourceNotFound": {
+        "description": "The source account is not the business's, or an item's beneficiary is not saved.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_source": {
+                "value": {
+                  "status": false,
+                  "response_code": "42",
+                  "message": "No account 1000000099 in this business",
+                  "data": null
+                }
+              },
+              "unknown_beneficiary": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "items[1]: no saved beneficiary 6a1d2e3f-4b5c-4d6e-9f70-8a9b0c1d2e3f in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferConflict": {
+        "description": "The batch's reference is taken, the source account is not active, or the idempotency key is in use.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "reference_taken": {
+                "value": {
+                  "status": false,
+                  "response_code": "26",
+                  "message": "Reference PAYROLL-2026-12 belongs to bulk transfer 5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                  "data": null
+                }
+              },
+              "source_blocked": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "Source account 1000000021 is blocked",
+                  "data": null
+                }
+              },
+              "in_progress": {
+                "$ref": "#/components/examples/IdempotencyInProgress"
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferAuthorised": {
+        "description": "The bulk transfer, its total reserved.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferResponse"
+            },
+            "examples": {
+              "executing": {
+                "summary": "No approval needed, its items are being paid",
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer authorised",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "executing",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 2,
+                      "invalid": 1,
+                      "pending": 0,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "730000.00",
+                      "fees": "50.00",
+                      "vat": "3.75",
+                      "total": "730053.75",
+                      "reserved": "730053.75",
+                      "released": "0.00"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": "2026-12-01T09:00:02Z",
+                    "cancelled_at": null,
+                    "authorised_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "authorised_by_name": "Adaeze Okafor",
+                    "authorised_at": "2026-12-01T09:05:00Z",
+                    "reviewed_by": null,
+                    "reviewed_by_name": null,
+                    "reviewed_at": null,
+                    "review_reason": null,
+                    "expires_at": null,
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:05:00Z"
+                  }
+                }
+              },
+              "held": {
+                "summary": "The approval policy holds it for a checker",
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer authorised",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "pending_approval",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 2,
+                      "invalid": 1,
+                      "pending": 0,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "730000.00",
+                      "fees": "50.00",
+                      "vat": "3.75",
+                      "total": "730053.75",
+                      "reserved": "730053.75",
+                      "released": "0.00"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": "2026-12-01T09:00:02Z",
+                    "cancelled_at": null,
+                    "authorised_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "authorised_by_name": "Adaeze Okafor",
+                    "authorised_at": "2026-12-01T09:05:00Z",
+                    "reviewed_by": null,
+                    "reviewed_by_name": null,
+                    "reviewed_at": null,
+                    "review_reason": null,
+                    "expires_at": "2026-12-04T09:05:00Z",
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:05:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferApproved": {
+        "description": "The bulk transfer, approved, its items being paid.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferResponse"
+            },
+            "examples": {
+              "approved": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer approved",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "executing",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 2,
+                      "invalid": 1,
+                      "pending": 0,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "730000.00",
+                      "fees": "50.00",
+                      "vat": "3.75",
+                      "total": "730053.75",
+                      "reserved": "730053.75",
+                      "released": "0.00"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": "2026-12-01T09:00:02Z",
+                    "cancelled_at": null,
+                    "authorised_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "authorised_by_name": "Adaeze Okafor",
+                    "authorised_at": "2026-12-01T09:05:00Z",
+                    "reviewed_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602",
+                    "reviewed_by_name": "Tunde Bakare",
+                    "reviewed_at": "2026-12-01T09:20:00Z",
+                    "review_reason": null,
+                    "expires_at": null,
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:20:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferWrongStatus": {
+        "description": "The bulk transfer is not in the status the operation needs.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "not_held": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "The bulk transfer is executing: it is not awaiting approval",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferApprovalDenied": {
+        "description": "The member may not approve this bulk transfer, or the OTP is refused.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "own_batch": {
+                "value": {
+                  "status": false,
+                  "response_code": "43",
+                  "message": "You cannot approve a bulk transfer you authorised",
+                  "data": null
+                }
+              },
+              "invalid_otp": {
+                "value": {
+                  "status": false,
+                  "response_code": "45",
+                  "message": "Invalid or expired OTP",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferRejected": {
+        "description": "The bulk transfer, rejected, its reservation released.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/BulkTransferResponse"
+            },
+            "examples": {
+              "rejected": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer rejected",
+                  "data": {
+                    "bulk_transfer_id": "5b6c7d8e-9f01-4a2b-8c3d-4e5f60718293",
+                    "reference": "PAYROLL-2026-12",
+                    "source_account_number": "1000000021",
+                    "status": "rejected",
+                    "on_invalid": "skip_invalid",
+                    "narration": "December payments",
+                    "counts": {
+                      "items": 3,
+                      "valid": 2,
+                      "invalid": 1,
+                      "pending": 0,
+                      "succeeded": 0,
+                      "processing": 0,
+                      "failed": 0,
+                      "reversed": 0
+                    },
+                    "totals": {
+                      "amount": "730000.00",
+                      "fees": "50.00",
+                      "vat": "3.75",
+                      "total": "730053.75",
+                      "reserved": "730053.75",
+                      "released": "730053.75"
+                    },
+                    "created_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "created_by_name": "Adaeze Okafor",
+                    "created_via": "dashboard",
+                    "created_at": "2026-12-01T09:00:00Z",
+                    "validated_at": "2026-12-01T09:00:02Z",
+                    "cancelled_at": null,
+                    "authorised_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "authorised_by_name": "Adaeze Okafor",
+                    "authorised_at": "2026-12-01T09:05:00Z",
+                    "reviewed_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602",
+                    "reviewed_by_name": "Tunde Bakare",
+                    "reviewed_at": "2026-12-01T09:20:00Z",
+                    "review_reason": "Two salaries are wrong",
+                    "expires_at": null,
+                    "completed_at": null,
+                    "updated_at": "2026-12-01T09:20:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferNotAuthorisable": {
+        "description": "The bulk transfer is not in the status the operation needs, its source account is not active, or the idempotency key is in use.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Idempotent-Replayed": {
+            "$ref": "#/components/headers/IdempotentReplayed"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "not_validated": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "The bulk transfer is validating: only a validated bulk transfer can be authorised",
+                  "data": null
+                }
+              },
+              "in_progress": {
+                "$ref": "#/components/examples/IdempotencyInProgress"
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferAuthorisationDenied": {
+        "description": "The member may not do this, the OTP is refused, or the business is not active.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "permission_denied": {
+                "value": {
+                  "status": false,
+                  "response_code": "43",
+                  "message": "Permission denied: your role lacks transfer.initiate",
+                  "data": null
+                }
+              },
+              "invalid_otp": {
+                "value": {
+                  "status": false,
+                  "response_code": "45",
+                  "message": "Invalid or expired OTP",
+                  "data": null
+                }
+              },
+              "business_inactive": {
+                "$ref": "#/components/examples/BusinessInactive"
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferNotReserved": {
+        "description": "Nothing was reserved (funds or the daily limit), or the idempotency key was used with another body.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "insufficient_funds": {
+                "value": {
+                  "status": false,
+                  "response_code": "83",
+                  "message": "Insufficient funds in account 1000000021: the batch needs NGN 730053.75",
+                  "data": null
+                }
+              },
+              "key_reused": {
+                "$ref": "#/components/examples/IdempotencyKeyReused"
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferNotCancellable": {
+        "description": "The bulk transfer cannot be cancelled in its status.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "already_cancelled": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "The bulk transfer is cancelled: it cannot be cancelled",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
       }
     },
     "schemas": {
+      "CreateBeneficiaryRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "account_number",
+          "bank_code",
+          "account_name"
+        ],
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing)."
+          },
+          "nickname": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The business's own name for the beneficiary."
+          }
+        }
+      },
+      "FetchBeneficiariesRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "properties": {
+          "search": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Text found, without regard to case, in the holder's name, the nickname or the account number."
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "x-server-default": 20,
+            "description": "Beneficiaries a page. Default: `20`."
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "`pagination.next_cursor_created_at` of the page before."
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "`pagination.next_cursor_id` of the page before."
+          }
+        }
+      },
+      "BeneficiaryIdRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "beneficiary_id"
+        ],
+        "properties": {
+          "beneficiary_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "PayBeneficiaryRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "beneficiary_id",
+          "source_account_number",
+          "amount",
+          "otp"
+        ],
+        "properties": {
+          "beneficiary_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "The saved beneficiary (`create_beneficiary`)."
+          },
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "narration": {
+            "type": "string",
+            "maxLength": 100,
+            "description": "Shown in the records of sender and recipient."
+          },
+          "otp": {
+            "$ref": "#/components/schemas/Otp"
+          },
+          "reference": {
+            "$ref": "#/components/schemas/ClientReference"
+          }
+        }
+      },
+      "PayBeneficiaryApiRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "description": "`pay_beneficiary`'s body without `otp`: the `Idempotency-Key` header is required instead.",
+        "required": [
+          "beneficiary_id",
+          "source_account_number",
+          "amount"
+        ],
+        "properties": {
+          "beneficiary_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "The saved beneficiary (`create_beneficiary_api`)."
+          },
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "narration": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "reference": {
+            "$ref": "#/components/schemas/ClientReference"
+          }
+        }
+      },
+      "SavedBeneficiary": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "An account the business saved to pay again (`create_beneficiary`).",
+        "required": [
+          "beneficiary_id",
+          "account_number",
+          "account_name",
+          "bank_code",
+          "bank_name",
+          "transfer_type",
+          "nickname",
+          "enquired_at",
+          "created_by",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "beneficiary_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_number": {
+            "type": "string"
+          },
+          "account_name": {
+            "type": "string",
+            "description": "The holder's name, as the bank gave it when it was last looked up."
+          },
+          "bank_code": {
+            "type": "string"
+          },
+          "bank_name": {
+            "type": "string"
+          },
+          "transfer_type": {
+            "$ref": "#/components/schemas/TransferType"
+          },
+          "nickname": {
+            "type": "string",
+            "nullable": true
+          },
+          "enquired_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the holder's name was last looked up."
+          },
+          "created_by": {
+            "type": "string",
+            "description": "The member who saved it, or `integration`."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SavedBeneficiaryResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `create_beneficiary`, `delete_beneficiary` and their integration twins.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/SavedBeneficiary"
+          }
+        }
+      },
+      "FetchBeneficiariesResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `fetch_beneficiaries` and `fetch_beneficiaries_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SavedBeneficiary"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
       "SuccessCode": {
         "type": "string",
         "description": "The `response_code` of every success envelope.",
@@ -24883,7 +31367,14 @@ pub const OPENAPI_JSON: &str = r##"{
           "update_webhook_configuration",
           "rotate_webhook_secret",
           "replay_webhook_event",
-          "test_webhook"
+          "test_webhook",
+          "create_beneficiary",
+          "delete_beneficiary",
+          "create_bulk_transfer",
+          "cancel_bulk_transfer",
+          "authorize_bulk_transfer",
+          "approve_bulk_transfer",
+          "reject_bulk_transfer"
         ],
         "x-enum-varnames": [
           "AUDIT_ACTION_LOGIN",
@@ -24911,7 +31402,14 @@ pub const OPENAPI_JSON: &str = r##"{
           "AUDIT_ACTION_UPDATE_WEBHOOK_CONFIGURATION",
           "AUDIT_ACTION_ROTATE_WEBHOOK_SECRET",
           "AUDIT_ACTION_REPLAY_WEBHOOK_EVENT",
-          "AUDIT_ACTION_TEST_WEBHOOK"
+          "AUDIT_ACTION_TEST_WEBHOOK",
+          "AUDIT_ACTION_CREATE_BENEFICIARY",
+          "AUDIT_ACTION_DELETE_BENEFICIARY",
+          "AUDIT_ACTION_CREATE_BULK_TRANSFER",
+          "AUDIT_ACTION_CANCEL_BULK_TRANSFER",
+          "AUDIT_ACTION_AUTHORIZE_BULK_TRANSFER",
+          "AUDIT_ACTION_APPROVE_BULK_TRANSFER",
+          "AUDIT_ACTION_REJECT_BULK_TRANSFER"
         ]
       },
       "OpenAuditAction": {
@@ -24919,7 +31417,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-origin": "extension",
         "x-extensible-enum": true,
         "x-known-values": "#/components/schemas/AuditAction",
-        "description": "An `AuditAction` as a response carries it: a plain string, one of the values known today\n(`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,\n`accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,\n`create_role`, `update_role`, `create_account`, `create_customer_account`,\n`receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,\n`cancel_transfer`, `create_approval_policy`, `update_approval_policy`,\n`create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,\n`replay_webhook_event`, `test_webhook`: `AuditAction` names them) or a value added in a\nlater minor release. Compare it with `AuditAction`'s values and keep any other value:\ngenerated clients type it as a string, so none refuses an answer over a value it does not\nknow.\n"
+        "description": "An `AuditAction` as a response carries it: a plain string, one of the values known today\n(`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,\n`accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,\n`create_role`, `update_role`, `create_account`, `create_customer_account`,\n`receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,\n`cancel_transfer`, `create_approval_policy`, `update_approval_policy`,\n`create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,\n`replay_webhook_event`, `test_webhook`, `create_beneficiary`, `delete_beneficiary`,\n`create_bulk_transfer`, `cancel_bulk_transfer`, `authorize_bulk_transfer`,\n`approve_bulk_transfer`, `reject_bulk_transfer`: `AuditAction` names them) or a value added in a\nlater minor release. Compare it with `AuditAction`'s values and keep any other value:\ngenerated clients type it as a string, so none refuses an answer over a value it does not\nknow.\n"
       },
       "WebhookEventType": {
         "type": "string",
@@ -24932,6 +31430,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "collection.received",
           "export.ready",
           "export.failed",
+          "bulk_transfer.validated",
+          "bulk_transfer.completed",
           "transfer.pending_approval",
           "transfer.rejected",
           "transfer.success",
@@ -24947,6 +31447,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED",
           "WEBHOOK_EVENT_TYPE_EXPORT_READY",
           "WEBHOOK_EVENT_TYPE_EXPORT_FAILED",
+          "WEBHOOK_EVENT_TYPE_BULK_TRANSFER_VALIDATED",
+          "WEBHOOK_EVENT_TYPE_BULK_TRANSFER_COMPLETED",
           "WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL",
           "WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED",
           "WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS",
@@ -24962,7 +31464,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-origin": "extension",
         "x-extensible-enum": true,
         "x-known-values": "#/components/schemas/WebhookEventType",
-        "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`, `export.ready`,\n`export.failed`, `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
+        "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`, `export.ready`,\n`export.failed`, `bulk_transfer.validated`, `bulk_transfer.completed`,\n`transfer.pending_approval`, `transfer.rejected`,\n`transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
       },
       "WebhookDeliveryStatus": {
         "type": "string",
@@ -26740,6 +33242,9 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/ExportEvent"
           },
           {
+            "$ref": "#/components/schemas/BulkTransferEvent"
+          },
+          {
             "$ref": "#/components/schemas/TransferEvent"
           },
           {
@@ -26754,6 +33259,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "collection.received": "#/components/schemas/CollectionEvent",
             "export.ready": "#/components/schemas/ExportEvent",
             "export.failed": "#/components/schemas/ExportEvent",
+            "bulk_transfer.validated": "#/components/schemas/BulkTransferEvent",
+            "bulk_transfer.completed": "#/components/schemas/BulkTransferEvent",
             "transfer.pending_approval": "#/components/schemas/TransferEvent",
             "transfer.rejected": "#/components/schemas/TransferEvent",
             "transfer.success": "#/components/schemas/TransferEvent",
@@ -30895,6 +37402,809 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "data": {
             "$ref": "#/components/schemas/IntegrationTransaction"
+          }
+        }
+      },
+      "CreateBulkTransferRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "source_account_number",
+          "on_invalid",
+          "items"
+        ],
+        "properties": {
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "on_invalid": {
+            "$ref": "#/components/schemas/BulkOnInvalid"
+          },
+          "reference": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ClientReference"
+              }
+            ],
+            "description": "Your own id for the batch, unique among the business's bulk transfers for ever (`26`)."
+          },
+          "narration": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "The narration of every item that has none of its own."
+          },
+          "items": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 5000,
+            "items": {
+              "$ref": "#/components/schemas/BulkTransferItemRequest"
+            }
+          }
+        }
+      },
+      "BulkTransferItemRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "description": "One payment of a bulk transfer: either `beneficiary_id` (a saved beneficiary) or all of\n`account_number`, `bank_code` and `account_name`, never both (`01`).\n",
+        "required": [
+          "amount"
+        ],
+        "properties": {
+          "beneficiary_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "A saved beneficiary (`create_beneficiary`), instead of the account's fields."
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "The holder's name, as `name_enquiry` confirmed it (compared without regard to case and spacing)."
+          },
+          "amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "narration": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "reference": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ClientReference"
+              }
+            ],
+            "description": "The item's transfer's own reference, unique in the batch (`01`) and among the business's transfers (the item is invalid with `26`)."
+          }
+        }
+      },
+      "BulkOnInvalid": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "What an invalid item does to its batch: `refuse_batch`, the whole batch is `invalid` and\ncannot be paid; `skip_invalid`, the batch goes on without it.\n",
+        "enum": [
+          "refuse_batch",
+          "skip_invalid"
+        ],
+        "x-enum-varnames": [
+          "BULK_ON_INVALID_REFUSE_BATCH",
+          "BULK_ON_INVALID_SKIP_INVALID"
+        ]
+      },
+      "BulkTransferIdRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "bulk_transfer_id"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "FetchBulkTransfersRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "properties": {
+          "status": {
+            "$ref": "#/components/schemas/BulkTransferStatus"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "x-server-default": 20,
+            "description": "Bulk transfers a page. Default: `20`."
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "`pagination.next_cursor_created_at` of the page before."
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "`pagination.next_cursor_id` of the page before."
+          }
+        }
+      },
+      "FetchBulkTransferItemsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "bulk_transfer_id"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "validation": {
+            "$ref": "#/components/schemas/BulkItemValidation"
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 1,
+            "x-server-default": 1,
+            "description": "Default: `1`."
+          },
+          "page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "x-server-default": 20,
+            "description": "Items a page. Default: `20`."
+          }
+        }
+      },
+      "AuthorizeBulkTransferRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "bulk_transfer_id",
+          "total",
+          "item_count",
+          "otp"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "total": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "item_count": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "The batch's valid items (`counts.valid`), which are what is paid."
+          },
+          "otp": {
+            "$ref": "#/components/schemas/Otp"
+          }
+        }
+      },
+      "AuthorizeBulkTransferApiRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "bulk_transfer_id",
+          "total",
+          "item_count"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "total": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "item_count": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "The batch's valid items (`counts.valid`), which are what is paid."
+          }
+        }
+      },
+      "ApproveBulkTransferRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "bulk_transfer_id",
+          "otp"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "otp": {
+            "$ref": "#/components/schemas/Otp"
+          }
+        }
+      },
+      "RejectBulkTransferRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "bulk_transfer_id",
+          "reason"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500
+          }
+        }
+      },
+      "BulkItemOutcome": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "What became of an item's payment: `unpaid` (not paid: the batch is not executing yet, the\nitem is invalid, or the batch ended without paying it), `processing` (sent over NIP, not\nsettled yet), `success`, `failed` (refused when it was to be paid: `failure_code` says\nwhy; or failed at NIP), `reversed` (NIP returned it).\n",
+        "enum": [
+          "unpaid",
+          "processing",
+          "success",
+          "failed",
+          "reversed"
+        ],
+        "x-enum-varnames": [
+          "BULK_ITEM_OUTCOME_UNPAID",
+          "BULK_ITEM_OUTCOME_PROCESSING",
+          "BULK_ITEM_OUTCOME_SUCCESS",
+          "BULK_ITEM_OUTCOME_FAILED",
+          "BULK_ITEM_OUTCOME_REVERSED"
+        ]
+      },
+      "BulkTransferStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to\nbe authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised\nand reserved, held for a checker), `rejected` (by a checker, its reservation released),\n`expired` (held and not reviewed before its `expires_at`, its reservation released),\n`executing` (its items being paid), `completed` (every item has its outcome).\n",
+        "x-extensible-enum": true,
+        "enum": [
+          "validating",
+          "validated",
+          "invalid",
+          "cancelled",
+          "pending_approval",
+          "rejected",
+          "expired",
+          "executing",
+          "completed"
+        ],
+        "x-enum-varnames": [
+          "BULK_TRANSFER_STATUS_VALIDATING",
+          "BULK_TRANSFER_STATUS_VALIDATED",
+          "BULK_TRANSFER_STATUS_INVALID",
+          "BULK_TRANSFER_STATUS_CANCELLED",
+          "BULK_TRANSFER_STATUS_PENDING_APPROVAL",
+          "BULK_TRANSFER_STATUS_REJECTED",
+          "BULK_TRANSFER_STATUS_EXPIRED",
+          "BULK_TRANSFER_STATUS_EXECUTING",
+          "BULK_TRANSFER_STATUS_COMPLETED"
+        ]
+      },
+      "OpenBulkTransferStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "x-known-values": "#/components/schemas/BulkTransferStatus",
+        "description": "A `BulkTransferStatus` as a response carries it: a plain string, one of the values known\ntoday (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,\n`expired`, `executing`, `completed`: `BulkTransferStatus` names them)\nor a value added in a later minor release. Compare it with `BulkTransferStatus`'s values\nand keep any other value: generated clients type it as a string, so none refuses an\nanswer over a value it does not know.\n"
+      },
+      "BulkItemValidation": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "An item's verdict: `pending` (not checked yet), `valid`, `invalid` (`refusal_code` says why).",
+        "enum": [
+          "pending",
+          "valid",
+          "invalid"
+        ],
+        "x-enum-varnames": [
+          "BULK_ITEM_VALIDATION_PENDING",
+          "BULK_ITEM_VALIDATION_VALID",
+          "BULK_ITEM_VALIDATION_INVALID"
+        ]
+      },
+      "BulkTransfer": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "A batch of payments from one account (`create_bulk_transfer`).",
+        "required": [
+          "bulk_transfer_id",
+          "reference",
+          "source_account_number",
+          "status",
+          "on_invalid",
+          "narration",
+          "counts",
+          "totals",
+          "created_by",
+          "created_by_name",
+          "created_via",
+          "created_at",
+          "validated_at",
+          "cancelled_at",
+          "authorised_by",
+          "authorised_by_name",
+          "authorised_at",
+          "reviewed_by",
+          "reviewed_by_name",
+          "reviewed_at",
+          "review_reason",
+          "expires_at",
+          "completed_at",
+          "updated_at"
+        ],
+        "properties": {
+          "bulk_transfer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "reference": {
+            "type": "string",
+            "nullable": true,
+            "description": "Your own id for the batch; null when none was given."
+          },
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "status": {
+            "$ref": "#/components/schemas/OpenBulkTransferStatus"
+          },
+          "on_invalid": {
+            "$ref": "#/components/schemas/BulkOnInvalid"
+          },
+          "narration": {
+            "type": "string",
+            "nullable": true,
+            "description": "The narration of items that have none of their own."
+          },
+          "counts": {
+            "$ref": "#/components/schemas/BulkTransferCounts"
+          },
+          "totals": {
+            "$ref": "#/components/schemas/BulkTransferTotals"
+          },
+          "created_by": {
+            "type": "string",
+            "description": "The member who sent it, or `integration`."
+          },
+          "created_by_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "That member's name as it was then; null for `integration`."
+          },
+          "created_via": {
+            "type": "string",
+            "enum": [
+              "dashboard",
+              "integration"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "validated_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When every item had been checked; null before."
+          },
+          "cancelled_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "authorised_by": {
+            "type": "string",
+            "nullable": true,
+            "description": "The member who authorised it, or `integration`; null before."
+          },
+          "authorised_by_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "That member's name as it was then; null for `integration` or before."
+          },
+          "authorised_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "reviewed_by": {
+            "type": "string",
+            "nullable": true,
+            "description": "The checker who approved or rejected it; null when none did."
+          },
+          "reviewed_by_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "That checker's name as it was then."
+          },
+          "reviewed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "review_reason": {
+            "type": "string",
+            "nullable": true,
+            "description": "Why it was rejected."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise."
+          },
+          "completed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When every item had its outcome."
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "BulkTransferCounts": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "How many items the batch holds; of them how many are valid, invalid and not checked yet;\nand of the paid ones, how many succeeded, are still processing over NIP, failed or were\nreversed.\n",
+        "required": [
+          "items",
+          "valid",
+          "invalid",
+          "pending",
+          "succeeded",
+          "processing",
+          "failed",
+          "reversed"
+        ],
+        "properties": {
+          "items": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "valid": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "invalid": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "pending": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "succeeded": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "processing": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "failed": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "reversed": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
+      "BulkTransferTotals": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "The sums of the valid items (`0.00` until the batch is validated); `total` is what paying\nthem all debits. `reserved` is what authorisation set aside from the source account (the\ntotal), `released` what came back from the reservation unspent (failed items, or the\nwhole of a rejected or cancelled batch; an item reversed by NIP comes back by its own\nreversal).\n",
+        "required": [
+          "amount",
+          "fees",
+          "vat",
+          "total",
+          "reserved",
+          "released"
+        ],
+        "properties": {
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "fees": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "vat": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "total": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "reserved": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "released": {
+            "$ref": "#/components/schemas/Amount"
+          }
+        }
+      },
+      "BulkTransferItem": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "One item of a bulk transfer, as it was sent and as it was judged.",
+        "required": [
+          "index",
+          "transfer_id",
+          "beneficiary_id",
+          "account_number",
+          "bank_code",
+          "bank_name",
+          "transfer_type",
+          "account_name",
+          "confirmed_name",
+          "enquired_at",
+          "amount",
+          "fee",
+          "vat",
+          "narration",
+          "reference",
+          "validation",
+          "refusal_code",
+          "refusal_message",
+          "outcome",
+          "reference_number",
+          "failure_code",
+          "failure_message"
+        ],
+        "properties": {
+          "index": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Its place in the batch, from 0."
+          },
+          "transfer_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "The id its transfer has once it is paid (`get_transfer`): an item is paid at most once."
+          },
+          "beneficiary_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "account_number": {
+            "type": "string"
+          },
+          "bank_code": {
+            "type": "string"
+          },
+          "bank_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "Null for a bank Kobo does not know, or before the item is checked."
+          },
+          "transfer_type": {
+            "type": "string",
+            "nullable": true,
+            "description": "`intra` (a Kobo account) or `inter` (another bank's, over NIP); null before the item is checked."
+          },
+          "account_name": {
+            "type": "string",
+            "description": "The holder's name as it was sent (or as the beneficiary was saved)."
+          },
+          "confirmed_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "The holder's name as the bank gave it."
+          },
+          "enquired_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "fee": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$",
+            "description": "The transfer fee (`0.00` within Kobo), once the item is valid; null otherwise."
+          },
+          "vat": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$",
+            "description": "VAT on the fee, once the item is valid; null otherwise."
+          },
+          "narration": {
+            "type": "string"
+          },
+          "reference": {
+            "type": "string",
+            "nullable": true
+          },
+          "validation": {
+            "$ref": "#/components/schemas/BulkItemValidation"
+          },
+          "refusal_code": {
+            "type": "string",
+            "nullable": true,
+            "description": "Why an invalid item cannot be paid, as the response code a transfer would have answered: `01`, `06`, `26`, `49`, `80`."
+          },
+          "refusal_message": {
+            "type": "string",
+            "nullable": true
+          },
+          "outcome": {
+            "$ref": "#/components/schemas/BulkItemOutcome"
+          },
+          "reference_number": {
+            "type": "string",
+            "nullable": true,
+            "description": "Its transfer's reference number once it is paid (`get_transfer`); null before."
+          },
+          "failure_code": {
+            "type": "string",
+            "nullable": true,
+            "description": "Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it)."
+          },
+          "failure_message": {
+            "type": "string",
+            "nullable": true
+          }
+        }
+      },
+      "BulkTransferResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `create_bulk_transfer`, `get_bulk_transfer`, `cancel_bulk_transfer` and their integration twins.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/BulkTransfer"
+          }
+        }
+      },
+      "FetchBulkTransfersResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `fetch_bulk_transfers` and `fetch_bulk_transfers_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/BulkTransfer"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchBulkTransferItemsResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `fetch_bulk_transfer_items` and `fetch_bulk_transfer_items_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/BulkTransferItem"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "BulkTransferEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "x-extensible-enum": true,
+            "enum": [
+              "bulk_transfer.validated",
+              "bulk_transfer.completed"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/BulkTransfer"
           }
         }
       }

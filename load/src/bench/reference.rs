@@ -163,25 +163,39 @@ pub async fn ledger(
 }
 
 /// `kobo bench seed-transactions --account <n> --count <count>`: inserts `count` inbound
-/// credits into the account; the seconds it took.
+/// credits into the account, now; the seconds it took.
 pub async fn seed_transactions(
     cluster: &Cluster,
     account: &str,
     count: u64,
 ) -> Result<Option<f64>> {
+    seed_transactions_over(cluster, account, count, None).await
+}
+
+/// [`seed_transactions`], spread evenly over `[from, until)` (RFC 3339) when given
+/// (`--from`, `--until`).
+pub async fn seed_transactions_over(
+    cluster: &Cluster,
+    account: &str,
+    count: u64,
+    span: Option<(&str, &str)>,
+) -> Result<Option<f64>> {
     if !cluster.has_command(&["bench", "seed-transactions"]).await {
         return Ok(None);
     }
-    let out = cluster
-        .cli(&[
-            "bench",
-            "seed-transactions",
-            "--account",
-            account,
-            "--count",
-            &count.to_string(),
-        ])
-        .await?;
+    let count_text = count.to_string();
+    let mut args = vec![
+        "bench",
+        "seed-transactions",
+        "--account",
+        account,
+        "--count",
+        &count_text,
+    ];
+    if let Some((from, until)) = span {
+        args.extend(["--from", from, "--until", until]);
+    }
+    let out = cluster.cli(&args).await?;
     let inserted = out["inserted"].as_u64();
     if inserted != Some(count) {
         bail!("kobo bench seed-transactions: {count} asked, {out} answered");

@@ -33,6 +33,14 @@ pub fn reads_deep(rows: &str) -> String {
     format!("reads deep page @{rows}")
 }
 
+pub fn statement_first(rows: &str) -> String {
+    format!("statement first page @{rows}")
+}
+
+pub fn statement_month(rows: &str) -> String {
+    format!("statement month @{rows}")
+}
+
 /// `100000` → `100k`, `10000000` → `10M`.
 pub fn rows_label(rows: u64) -> String {
     match rows {
@@ -61,10 +69,15 @@ pub struct StoreReport {
     pub ledger: Option<Reference>,
     /// The export scenario's rows per second and the server's memory while it ran.
     pub export: Option<Reference>,
+    /// The payroll scenario: a bulk transfer's items per second.
+    pub payroll: Option<Reference>,
     pub soak: Option<Soak>,
     /// The row counts of the reads' small and large accounts, when measured.
     pub reads_small: Option<String>,
     pub reads_big: Option<String>,
+    /// The history labels of the statement's small and large accounts, when measured.
+    pub statement_small: Option<String>,
+    pub statement_big: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -77,9 +90,12 @@ impl StoreReport {
             failed: Vec::new(),
             ledger: None,
             export: None,
+            payroll: None,
             soak: None,
             reads_small: None,
             reads_big: None,
+            statement_small: None,
+            statement_big: None,
             notes: Vec::new(),
         }
     }
@@ -322,6 +338,18 @@ impl Report {
                 bound: Bound::AtLeast(0.7),
                 why: "not measured",
             });
+            // Issue 60: a salary run paid as one bulk transfer against the same run paid one
+            // payout request at a time from the same account.
+            ratios.push(Ratio {
+                name: "payroll items/s / hot",
+                store: name,
+                value: divide(
+                    store.payroll.as_ref().map(|r| r.per_second),
+                    store.throughput(HOT),
+                ),
+                bound: Bound::AtLeast(3.0),
+                why: "not measured",
+            });
             ratios.push(Ratio {
                 name: "hot p99, ms",
                 store: name,
@@ -353,6 +381,29 @@ impl Report {
                     _ => None,
                 },
                 bound: Bound::AtMost(1.5),
+                why: "no big account",
+            });
+            // Issue 61: the same month's statement, whole (every page), of an account with
+            // a long history against one with a short one; its first page for information.
+            let statement =
+                |label: fn(&str) -> String| match (&store.statement_big, &store.statement_small) {
+                    (Some(big), Some(small)) => {
+                        divide(store.p99(&label(big)), store.p99(&label(small)))
+                    }
+                    _ => None,
+                };
+            ratios.push(Ratio {
+                name: "p99 statement: big / small",
+                store: name,
+                value: statement(statement_month),
+                bound: Bound::AtMost(1.5),
+                why: "no big account",
+            });
+            ratios.push(Ratio {
+                name: "p99 statement p.1: big / small",
+                store: name,
+                value: statement(statement_first),
+                bound: Bound::None,
                 why: "no big account",
             });
             ratios.push(Ratio {
@@ -415,6 +466,7 @@ impl Report {
                 }).collect::<Vec<_>>(),
                 "ledger": store.ledger.as_ref().map(Reference::to_json),
                 "export": store.export.as_ref().map(Reference::to_json),
+                "payroll": store.payroll.as_ref().map(Reference::to_json),
                 "soak": store.soak.as_ref().map(Soak::to_json),
                 "skipped": skipped_json(&store.skipped),
                 "failed": store.failed.iter().map(|(what, error)| json!({"what": what, "error": error})).collect::<Vec<_>>(),
@@ -586,6 +638,18 @@ impl Report {
                     export.detail["parts"],
                     mib("rss_before_kib"),
                     mib("rss_peak_kib")
+                ));
+            }
+            if let Some(payroll) = &store.payroll {
+                lines.push(format!(
+                    "{} payroll: {} intra-bank items of one bulk transfer paid in {:.2} s after its authorisation: {:.1} items/s (the first taken after {:.2} s; {:.1} items/s from there; validated in {:.2} s)",
+                    store.name(),
+                    payroll.detail["items"],
+                    payroll.detail["seconds"].as_f64().unwrap_or(0.0),
+                    payroll.per_second,
+                    payroll.detail["first_item_seconds"].as_f64().unwrap_or(0.0),
+                    payroll.detail["items_per_second_after_first"].as_f64().unwrap_or(0.0),
+                    payroll.detail["validate_seconds"].as_f64().unwrap_or(0.0),
                 ));
             }
             for note in &store.notes {

@@ -2,16 +2,20 @@
 //! sandbox stores only (see [`crate::bench`]).
 
 use anyhow::Result;
+use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::{OutputArgs, StoreArgs};
+use crate::bench::When;
 use crate::kernel::clock::Clock;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Give an account a long history fast: COUNT inbound credits, written in multi-row
-    /// statements (ledger-consistent, no events). For measuring listings at depth.
+    /// statements (ledger-consistent, no events). For measuring listings at depth. Written now,
+    /// a microsecond apart, or spread evenly over a past span (--from, --until) for an account
+    /// whose business has no ledger entry at or after --from (a fresh business's).
     SeedTransactions(SeedArgs),
     /// A payout's ledger statements in a plain loop, one database transaction each, no HTTP:
     /// the reference the payout benchmark is compared with. Prints transfers per second.
@@ -29,10 +33,24 @@ pub struct SeedArgs {
     /// Each credit's amount in naira.
     #[arg(long, default_value = "1.00")]
     pub amount: String,
+    /// Spread the credits evenly from this instant (RFC 3339), instead of writing them now.
+    /// Refused if the account's business has a ledger entry at or after it.
+    #[arg(long, value_parser = instant, requires = "until")]
+    pub from: Option<DateTime<Utc>>,
+    /// ... until just before this instant (RFC 3339, not in the future).
+    #[arg(long, value_parser = instant, requires = "from")]
+    pub until: Option<DateTime<Utc>>,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// An RFC 3339 instant (`2026-11-01T00:00:00+01:00`), in UTC.
+fn instant(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|at| at.with_timezone(&Utc))
+        .map_err(|error| format!("an RFC 3339 instant such as 2026-11-01T00:00:00+01:00: {error}"))
 }
 
 #[derive(Clone, Debug, Args)]
@@ -62,6 +80,10 @@ pub(super) async fn seed_transactions(args: SeedArgs) -> Result<()> {
     let amount = naira_amount(&args.amount)?;
     let store = args.store.open().await?;
     let clock = Clock::system();
+    let when = match (args.from, args.until) {
+        (Some(from), Some(until)) => When::Over { from, until },
+        _ => When::Now,
+    };
     let started = std::time::Instant::now();
     let seeded = crate::bench::seed_credits(
         &store,
@@ -70,6 +92,7 @@ pub(super) async fn seed_transactions(args: SeedArgs) -> Result<()> {
         args.count,
         amount,
         crate::bench::SEED_BATCH,
+        when,
     )
     .await
     .map_err(|error| anyhow::anyhow!("{}", error.message()))?;
@@ -77,11 +100,16 @@ pub(super) async fn seed_transactions(args: SeedArgs) -> Result<()> {
     if args.output.json {
         println!(
             "{}",
-            json!({"inserted": seeded.inserted, "seconds": seconds})
+            json!({"inserted": seeded.inserted, "seconds": seconds, "from": args.from,
+                "until": args.until})
         );
     } else {
+        let span = match (args.from, args.until) {
+            (Some(from), Some(until)) => format!(" over [{from}, {until})"),
+            _ => String::new(),
+        };
         println!(
-            "{} credits to account {} in {seconds:.1} s",
+            "{} credits to account {}{span} in {seconds:.1} s",
             seeded.inserted, args.account
         );
     }

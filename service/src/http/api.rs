@@ -14,13 +14,45 @@ use generated_server::{
 use crate::http::answer::{answer, answer_page, serve, serve_page};
 pub use crate::http::state::KoboApi;
 use crate::money::{
-    accounts, approvals, banks, cash_flow, downloads, exports, inbound, statements, transactions,
-    transfers,
+    accounts, approvals, banks, beneficiaries, bulk, cash_flow, downloads, exports, inbound,
+    statements, transactions, transfers,
 };
 use crate::platform::principal::Principal;
 use crate::platform::{
     identity, invitation_preview, logs, roles, sessions, team, webhook_endpoints,
 };
+
+/// A method that only hands its body to a domain function, through `serve` or `serve_page`:
+/// `$function(&bank, caller, body)` (`caller`) or `$function(&bank, &business_id, body)`
+/// (`business`); `integration` first refuses an inactive business (`60`), as the integration
+/// twins of Dashboard operations do.
+macro_rules! served {
+    (
+        $name:ident($body:ident) -> $out:ty,
+        $serve:ident($who:ident $(, $integration:ident)?), $function:path
+    ) => {
+        async fn $name(
+            &self,
+            ctx: RequestContext<Principal>,
+            body: models::$body,
+        ) -> Result<$out, ApiError> {
+            $serve(&ctx, async |caller| {
+                $(served!(@$integration caller);)?
+                $function(&self.bank, served!(@$who caller), body).await
+            })
+            .await
+        }
+    };
+    (@integration $caller:ident) => {
+        $caller.principal.ensure_business_active()?
+    };
+    (@caller $caller:ident) => {
+        $caller
+    };
+    (@business $caller:ident) => {
+        &$caller.principal.business_id
+    };
+}
 
 impl Api for KoboApi {
     type Principal = Principal;
@@ -433,97 +465,74 @@ impl Api for KoboApi {
         .await
     }
 
-    async fn create_export(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::CreateExportRequest,
-    ) -> Result<models::Export, ApiError> {
-        serve(&ctx, async |caller| {
-            exports::create_export(&self.bank, caller, body).await
-        })
-        .await
-    }
+    served!(create_export(CreateExportRequest) -> models::Export,
+        serve(caller), exports::create_export);
+    served!(create_export_api(CreateExportRequest) -> models::Export,
+        serve(caller, integration), exports::create_export);
+    served!(get_export(GetExportRequest) -> models::Export,
+        serve(business), exports::get_export);
+    served!(get_export_api(GetExportRequest) -> models::Export,
+        serve(business, integration), exports::get_export);
+    served!(fetch_exports(FetchExportsRequest) -> Page<Vec<models::Export>>,
+        serve_page(business), exports::fetch_exports);
+    served!(fetch_exports_api(FetchExportsRequest) -> Page<Vec<models::Export>>,
+        serve_page(business, integration), exports::fetch_exports);
+    served!(download_export(DownloadExportRequest) -> models::ExportPart,
+        serve(business), exports::download_export);
+    served!(download_export_api(DownloadExportRequest) -> models::ExportPart,
+        serve(business, integration), exports::download_export);
 
-    async fn create_export_api(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::CreateExportRequest,
-    ) -> Result<models::Export, ApiError> {
-        serve(&ctx, async |caller| {
-            caller.principal.ensure_business_active()?;
-            exports::create_export(&self.bank, caller, body).await
-        })
-        .await
-    }
+    served!(create_beneficiary(CreateBeneficiaryRequest) -> models::SavedBeneficiary,
+        serve(caller), beneficiaries::create_beneficiary);
+    served!(create_beneficiary_api(CreateBeneficiaryRequest) -> models::SavedBeneficiary,
+        serve(caller, integration), beneficiaries::create_beneficiary);
+    served!(fetch_beneficiaries(FetchBeneficiariesRequest) -> Page<Vec<models::SavedBeneficiary>>,
+        serve_page(business), beneficiaries::fetch_beneficiaries);
+    served!(fetch_beneficiaries_api(FetchBeneficiariesRequest)
+        -> Page<Vec<models::SavedBeneficiary>>,
+        serve_page(business, integration), beneficiaries::fetch_beneficiaries);
+    served!(delete_beneficiary(BeneficiaryIdRequest) -> models::SavedBeneficiary,
+        serve(caller), beneficiaries::delete_beneficiary);
+    served!(delete_beneficiary_api(BeneficiaryIdRequest) -> models::SavedBeneficiary,
+        serve(caller, integration), beneficiaries::delete_beneficiary);
+    served!(pay_beneficiary(PayBeneficiaryRequest) -> models::Transfer,
+        serve(caller), transfers::pay_beneficiary);
+    served!(pay_beneficiary_api(PayBeneficiaryApiRequest) -> models::Transfer,
+        serve(caller), transfers::pay_beneficiary_api);
 
-    async fn get_export(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::GetExportRequest,
-    ) -> Result<models::Export, ApiError> {
-        serve(&ctx, async |caller| {
-            exports::get_export(&self.bank, &caller.principal.business_id, body).await
-        })
-        .await
-    }
-
-    async fn get_export_api(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::GetExportRequest,
-    ) -> Result<models::Export, ApiError> {
-        serve(&ctx, async |caller| {
-            caller.principal.ensure_business_active()?;
-            exports::get_export(&self.bank, &caller.principal.business_id, body).await
-        })
-        .await
-    }
-
-    async fn fetch_exports(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::FetchExportsRequest,
-    ) -> Result<Page<Vec<models::Export>>, ApiError> {
-        serve_page(&ctx, async |caller| {
-            exports::fetch_exports(&self.bank, &caller.principal.business_id, body).await
-        })
-        .await
-    }
-
-    async fn fetch_exports_api(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::FetchExportsRequest,
-    ) -> Result<Page<Vec<models::Export>>, ApiError> {
-        serve_page(&ctx, async |caller| {
-            caller.principal.ensure_business_active()?;
-            exports::fetch_exports(&self.bank, &caller.principal.business_id, body).await
-        })
-        .await
-    }
-
-    async fn download_export(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::DownloadExportRequest,
-    ) -> Result<models::ExportPart, ApiError> {
-        serve(&ctx, async |caller| {
-            exports::download_export(&self.bank, &caller.principal.business_id, body).await
-        })
-        .await
-    }
-
-    async fn download_export_api(
-        &self,
-        ctx: RequestContext<Principal>,
-        body: models::DownloadExportRequest,
-    ) -> Result<models::ExportPart, ApiError> {
-        serve(&ctx, async |caller| {
-            caller.principal.ensure_business_active()?;
-            exports::download_export(&self.bank, &caller.principal.business_id, body).await
-        })
-        .await
-    }
+    served!(create_bulk_transfer(CreateBulkTransferRequest) -> models::BulkTransfer,
+        serve(caller), bulk::create_bulk_transfer);
+    served!(create_bulk_transfer_api(CreateBulkTransferRequest) -> models::BulkTransfer,
+        serve(caller, integration), bulk::create_bulk_transfer);
+    served!(get_bulk_transfer(BulkTransferIdRequest) -> models::BulkTransfer,
+        serve(business), bulk::get_bulk_transfer);
+    served!(get_bulk_transfer_api(BulkTransferIdRequest) -> models::BulkTransfer,
+        serve(business, integration), bulk::get_bulk_transfer);
+    served!(fetch_bulk_transfers(FetchBulkTransfersRequest) -> Page<Vec<models::BulkTransfer>>,
+        serve_page(business), bulk::fetch_bulk_transfers);
+    served!(fetch_bulk_transfers_api(FetchBulkTransfersRequest)
+        -> Page<Vec<models::BulkTransfer>>,
+        serve_page(business, integration), bulk::fetch_bulk_transfers);
+    served!(fetch_bulk_transfer_items(FetchBulkTransferItemsRequest)
+        -> Page<Vec<models::BulkTransferItem>>,
+        serve_page(business), bulk::fetch_bulk_transfer_items);
+    served!(fetch_bulk_transfer_items_api(FetchBulkTransferItemsRequest)
+        -> Page<Vec<models::BulkTransferItem>>,
+        serve_page(business, integration), bulk::fetch_bulk_transfer_items);
+    served!(cancel_bulk_transfer(BulkTransferIdRequest) -> models::BulkTransfer,
+        serve(caller), bulk::cancel_bulk_transfer);
+    served!(cancel_bulk_transfer_api(BulkTransferIdRequest) -> models::BulkTransfer,
+        serve(caller, integration), bulk::cancel_bulk_transfer);
+    served!(generate_bulk_transfer_otp(BulkTransferIdRequest) -> models::OtpDelivery,
+        serve(caller), bulk::authorise::generate_bulk_transfer_otp);
+    served!(authorize_bulk_transfer(AuthorizeBulkTransferRequest) -> models::BulkTransfer,
+        serve(caller), bulk::authorise::authorize_bulk_transfer);
+    served!(authorize_bulk_transfer_api(AuthorizeBulkTransferApiRequest) -> models::BulkTransfer,
+        serve(caller, integration), bulk::authorise::authorize_bulk_transfer);
+    served!(approve_bulk_transfer(ApproveBulkTransferRequest) -> models::BulkTransfer,
+        serve(caller), bulk::authorise::approve_bulk_transfer);
+    served!(reject_bulk_transfer(RejectBulkTransferRequest) -> models::BulkTransfer,
+        serve(caller), bulk::authorise::reject_bulk_transfer);
 
     async fn download_account_statement(
         &self,

@@ -35,6 +35,7 @@ impl KoboApi {
                 platform: Platform::new(store, config, clock, tokens),
                 transfers,
                 provider,
+                bulk_work: tokio::sync::Notify::new(),
             }),
             draining: Default::default(),
             provider_key: None,

@@ -115,6 +115,22 @@ pub fn keyset_pagination(
     }
 }
 
+/// A keyset page of `rows` (read with one row more than `limit`), each shown by `view`, its
+/// cursor the `(created_at, id)` of its last row (`key`) when more follow.
+pub fn keyset_page<R, T, E>(
+    mut rows: Vec<R>,
+    limit: u64,
+    key: impl Fn(&R) -> (DateTime<Utc>, uuid::Uuid),
+    view: impl FnMut(R) -> Result<T, E>,
+) -> Result<Page<Vec<T>>, E> {
+    let has_more = trim_to_page(&mut rows, limit);
+    let last = rows.last().map(key);
+    Ok(Page {
+        data: rows.into_iter().map(view).collect::<Result<_, _>>()?,
+        pagination: keyset_pagination(has_more, last, limit),
+    })
+}
+
 /// The pagination object of a numbered page.
 pub fn numbered_pagination(has_more: bool, page: u64, page_size: u64) -> Pagination {
     Pagination {

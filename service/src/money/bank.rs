@@ -19,6 +19,10 @@ pub struct Bank {
     /// What transfers cost and how much may leave (the environment's).
     pub transfers: TransferPolicy,
     pub provider: Arc<dyn CoreBanking>,
+    /// Wakes this process's bulk worker when a batch is written, authorised or approved, so it
+    /// is taken up at once rather than at the worker's next look (another process's worker
+    /// finds it at its own).
+    pub bulk_work: tokio::sync::Notify,
 }
 
 impl Deref for Bank {

@@ -61,6 +61,16 @@ pub struct Beneficiary {
     pub kobo_account: Option<(AccountRow, String)>,
 }
 
+impl Beneficiary {
+    /// `49`: the request's `what` (name, BVN, KYC level) is not this holder's.
+    pub(crate) fn not_the_holders(&self, what: &str) -> Error {
+        Error::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+            "Beneficiary {what} does not match: the account is held by {}",
+            self.account_name
+        ))
+    }
+}
+
 pub fn not_found(number: &str, bank_code: &str) -> Error {
     Error::new(ResponseCode::BeneficiaryAccountNotFound).with_message(format!(
         "No account {number} at bank {bank_code}: check the account number and bank code"

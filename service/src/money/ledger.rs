@@ -36,14 +36,17 @@ pub enum Internal {
     Fees,
     /// Funds reserved by transfers awaiting approval.
     Held,
+    /// Bulk transfers' totals, authorised and not yet paid out to their items.
+    BulkReserved,
 }
 
 impl Internal {
-    pub const ALL: [Internal; 4] = [
+    pub const ALL: [Internal; 5] = [
         Internal::NipSettlement,
         Internal::NipInFlight,
         Internal::Fees,
         Internal::Held,
+        Internal::BulkReserved,
     ];
 
     /// Its id in `internal_accounts` (seeded by migration 0005).
@@ -56,6 +59,12 @@ impl Internal {
             (Environment::Sandbox, Internal::Fees) => "00000000-0000-4000-8000-000000000003",
             (Environment::Sandbox, Internal::Held) => "00000000-0000-4000-8000-000000000004",
             (Environment::Production, Internal::Held) => "00000000-0000-4000-8000-000000000014",
+            (Environment::Sandbox, Internal::BulkReserved) => {
+                "00000000-0000-4000-8000-000000000005"
+            }
+            (Environment::Production, Internal::BulkReserved) => {
+                "00000000-0000-4000-8000-000000000015"
+            }
             (Environment::Production, Internal::NipSettlement) => {
                 "00000000-0000-4000-8000-000000000011"
             }
@@ -430,6 +439,6 @@ mod tests {
             .collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 10);
     }
 }

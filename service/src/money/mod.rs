@@ -13,6 +13,8 @@ pub(crate) mod approval_notices;
 pub mod approvals;
 pub mod bank;
 pub mod banks;
+pub mod beneficiaries;
+pub mod bulk;
 pub mod cash_flow;
 pub mod downloads;
 pub mod exports;

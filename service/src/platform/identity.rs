@@ -418,6 +418,32 @@ pub async fn generate_otp(
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::OtpDelivery, Error> {
+    issue_otp(platform, caller, None).await
+}
+
+/// What an OTP is bound to: only a check that names the same `key` accepts it
+/// ([`check_bound_otp`]); its email says what it authorises (`purpose`).
+pub struct OtpBinding {
+    pub key: String,
+    pub purpose: String,
+}
+
+/// The hash an OTP is kept as: of its id and code and, for a bound OTP, its binding's key, so
+/// that a code checked for anything else than what it was issued for does not match.
+fn otp_hash(otp_id: &str, code: &str, binding: Option<&str>) -> String {
+    match binding {
+        None => secrets::otp_hash(otp_id, code),
+        Some(key) => secrets::otp_hash(otp_id, &format!("{code}@{key}")),
+    }
+}
+
+/// Issues the member's OTP (replacing the previous one), bound to `binding` if given, and
+/// sends it by email (`generate_otp`'s limits).
+pub async fn issue_otp(
+    platform: &Platform,
+    caller: &Caller,
+    binding: Option<&OtpBinding>,
+) -> Result<models::OtpDelivery, Error> {
     let Platform {
         store,
         config,
@@ -448,7 +474,7 @@ pub async fn generate_otp(
     otps::use_up_all_of_member(&mut tx, &member.id, now).await?;
     let otp_id = store::new_id();
     let code = secrets::otp_code();
-    let code_hash = secrets::otp_hash(&otp_id, &code);
+    let code_hash = otp_hash(&otp_id, &code, binding.map(|b| b.key.as_str()));
     let otp = NewOtp {
         id: &otp_id,
         business_id: &caller.principal.business_id,
@@ -467,10 +493,11 @@ pub async fn generate_otp(
             recipient: member.email.clone(),
             subject: "Your Kobo one-time password".into(),
             body: format!(
-                "Hello {},\n\nYour one-time password is {code}. It expires in {} minutes and \
+                "Hello {},\n\nYour one-time password is {code}.{} It expires in {} minutes and \
                  works once. Kobo will never ask you for it by phone or email.\n\nIf you did not \
                  ask for it, change your password.\n",
                 member.first_name,
+                binding.map_or(String::new(), |b| format!(" It can only {}.", b.purpose)),
                 policy.ttl_seconds / 60
             ),
         },
@@ -509,6 +536,19 @@ pub async fn check_otp(
     member_id: &str,
     code: &str,
 ) -> Result<(), Error> {
+    check_bound_otp(store, config, clock, member_id, code, None).await
+}
+
+/// [`check_otp`] for what `binding` names: only an OTP issued bound to the same key matches
+/// (and an unbound check refuses a bound OTP), so a code for one batch authorises no other.
+pub async fn check_bound_otp(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    member_id: &str,
+    code: &str,
+    binding: Option<&str>,
+) -> Result<(), Error> {
     let invalid_otp = || Error::new(ResponseCode::InvalidOtp);
     let max_attempts = config.otp.max_attempts;
     let now = clock.now();
@@ -527,7 +567,7 @@ pub async fn check_otp(
         attempt.failed(store, now).await?;
         return Err(invalid_otp());
     };
-    let right = secrets::constant_time_eq(&otp.code_hash, &secrets::otp_hash(&otp.id, code));
+    let right = secrets::constant_time_eq(&otp.code_hash, &otp_hash(&otp.id, code, binding));
     if right || otp.attempts >= max_attempts {
         let spent = otps::use_up(&mut tx, &otp.id, now).await?;
         // A right code counts only for the check that spent it.

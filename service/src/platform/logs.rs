@@ -416,9 +416,7 @@ pub async fn fetch_activity_logs(
         .into_iter()
         .map(activity_entry)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(keyset_page(entries, limit, |entry| {
-        (entry.created_at, entry.id)
-    }))
+    paging::keyset_page(entries, limit, |entry| (entry.created_at, entry.id), Ok)
 }
 
 pub async fn fetch_audit_logs(
@@ -452,24 +450,7 @@ pub async fn fetch_audit_logs(
         .collect::<Result<Vec<_>, _>>()?;
     let business_id = &caller.principal.business_id;
     super::audit_targets::name_targets(store, business_id, &mut entries).await?;
-    Ok(keyset_page(entries, limit, |entry| {
-        (entry.created_at, entry.id)
-    }))
-}
-
-/// `entries` (at most `limit` and one more) as one keyset page, with the pagination whose
-/// cursor is `key` of the last one.
-fn keyset_page<T>(
-    mut entries: Vec<T>,
-    limit: u64,
-    key: fn(&T) -> (DateTime<Utc>, uuid::Uuid),
-) -> Page<Vec<T>> {
-    let has_more = paging::trim_to_page(&mut entries, limit);
-    let last = entries.last().map(key);
-    Page {
-        data: entries,
-        pagination: paging::keyset_pagination(has_more, last, limit),
-    }
+    paging::keyset_page(entries, limit, |entry| (entry.created_at, entry.id), Ok)
 }
 
 fn activity_entry(entry: stored::ActivityEntry) -> Result<models::ActivityLogEntry, Error> {

@@ -49,6 +49,15 @@ impl MemberPrincipal {
 }
 
 impl Principal {
+    /// Who a row says made it: the member's id, or `integration` for the business's
+    /// integration credentials.
+    pub fn actor_id(&self) -> String {
+        match &self.member {
+            Some(member) => member.id.clone(),
+            None => "integration".to_owned(),
+        }
+    }
+
     /// `60` unless the business was active at this request's authentication. A check that
     /// must hold until commit reads the business again inside its transaction
     /// (`accounts::ensure_business_active`).

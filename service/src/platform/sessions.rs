@@ -538,10 +538,11 @@ mod tests {
         .collect()
     }
 
-    /// Waits (10 s at most) until backends listen that are none of `not` (the kit's own
-    /// process may listen too, directly); those.
+    /// Waits (30 s at most: the process tries again every second, but a loaded CI machine's
+    /// server can be slow to take a connection) until backends listen that are none of `not`
+    /// (the kit's own process may listen too, directly); those.
     async fn until_listening(pool: &sqlx::PgPool, not: &[i32]) -> Vec<i32> {
-        for _ in 0..100 {
+        for _ in 0..300 {
             let new: Vec<i32> = listeners(pool)
                 .await
                 .into_iter()
@@ -552,7 +553,17 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("no new listener after 10 s (the ones before: {not:?})");
+        let connections: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT coalesce(state, '?') || ' ' || left(query, 40), count(*) \
+             FROM pg_stat_activity GROUP BY 1 ORDER BY 2 DESC LIMIT 8",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap_or_default();
+        panic!(
+            "no new listener after 30 s (the ones before: {not:?}; the server's connections: \
+             {connections:?})"
+        );
     }
 
     /// A failover cuts the connection that listens for revocations (`kobo_auth`), and for a

@@ -29,7 +29,7 @@ use crate::kernel::config::Environment;
 use crate::kernel::memory;
 use crate::kernel::store::Store;
 use crate::money::bank::Bank;
-use crate::money::{approvals, exports, nip};
+use crate::money::{approvals, bulk, exports, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
 use crate::outbox::webhooks::WebhookDispatcher;
 use crate::platform::housekeeping;
@@ -111,7 +111,9 @@ impl Workers {
         }
         if let Some(bank) = exports {
             let stopped = workers.stopped();
-            workers.spawn("export writer", export_loop(bank, stopped));
+            workers.spawn("export writer", export_loop(bank.clone(), stopped));
+            let stopped = workers.stopped();
+            workers.spawn("bulk transfer validator", bulk_loop(bank, stopped));
         }
         workers
     }
@@ -182,17 +184,54 @@ async fn export_loop(bank: Arc<Bank>, shutdown: impl Future<Output = ()>) {
             }
             expired_at = Some(tokio::time::Instant::now());
         }
-        let pause = match exports::writer::work(&bank, &owner).await {
-            Ok(true) => Duration::ZERO,
-            Ok(false) => EXPORT_INTERVAL,
-            Err(error) => {
-                tracing::warn!(error = %error.chain(), "writing an export failed");
-                EXPORT_INTERVAL
-            }
-        };
+        let pause = pause_after(
+            exports::writer::work(&bank, &owner).await,
+            "writing an export failed",
+        );
         tokio::select! {
             () = &mut shutdown => return,
             () = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
+/// How long a worker that takes up one piece of work at a time waits after `done`: not at all
+/// after a piece (another may wait), [`EXPORT_INTERVAL`] when none waited or it failed
+/// (`failed` says what, in the log).
+fn pause_after(done: Result<bool, crate::error::Error>, failed: &str) -> Duration {
+    match done {
+        Ok(true) => Duration::ZERO,
+        Ok(false) => EXPORT_INTERVAL,
+        Err(error) => {
+            tracing::warn!(error = %error.chain(), "{failed}");
+            EXPORT_INTERVAL
+        }
+    }
+}
+
+/// Validates and pays bulk transfers, one batch of each at a time, until `shutdown`: at once
+/// after one, every [`EXPORT_INTERVAL`] when none is due. A shutdown stops it between two passes; the batch is
+/// taken up again once its lease ends, by this process or another.
+async fn bulk_loop(bank: Arc<Bank>, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    let owner = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4());
+    loop {
+        let validated = pause_after(
+            bulk::validate::work(&bank, &owner).await,
+            "validating a bulk transfer failed",
+        );
+        let executed = pause_after(
+            bulk::execute::work(&bank, &owner).await,
+            "paying a bulk transfer failed",
+        );
+        if let Err(error) = bulk::authorise::expire_due(&bank).await {
+            tracing::warn!(error = %error.chain(), "expiring held bulk transfers failed");
+        }
+        let pause = validated.min(executed);
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(pause) => {}
+            () = bank.bulk_work.notified() => {}
         }
     }
 }

@@ -525,6 +525,66 @@ async fn one_approval_key_sent_at_once_approves_once() {
     kit.assert_ledger_balances().await;
 }
 
+/// A hold rejected by its checker and cancelled by its maker at once, through two processes:
+/// one of them ends it, the reserve comes back once, and every other is told it no longer
+/// awaits approval (`48`), never an internal error (the release's `REV-` credit of a hold
+/// another request had just ended was once refused by its unique reference: `96`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hold_rejected_and_cancelled_at_once_ends_once() {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(StoreKind::Postgres, config).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    for round in 0..3 {
+        let transfer = held(&kit, "0123456788", "Emeka Nwosu", "000013", "2500").await;
+        let reference = &transfer["reference_number"];
+        let calls = (0..12)
+            .map(|i| {
+                if i % 2 == 0 {
+                    kobo::testkit::Call::new(
+                        Operation::RejectTransfer.path(),
+                        Some(&checker),
+                        json!({"reference_number": reference, "reason": "Not budgeted"}),
+                    )
+                } else {
+                    kobo::testkit::Call::new(
+                        Operation::CancelTransfer.path(),
+                        Some(&kit.owner_token),
+                        json!({"reference_number": reference}),
+                    )
+                }
+            })
+            .collect();
+        let replies = kit.race(std::slice::from_ref(&second), calls).await;
+        let ended = replies
+            .iter()
+            .filter(|r| r.code() == Some(ResponseCode::Success))
+            .count();
+        assert_eq!(ended, 1, "round {round}: {replies:#?}");
+        assert!(
+            replies.iter().all(|r| matches!(
+                r.code(),
+                Some(ResponseCode::Success | ResponseCode::InvalidState)
+            )),
+            "round {round}: {replies:#?}"
+        );
+        assert_eq!(balance(&kit, "1000000014").await, "10000.00");
+    }
+    kit.assert_ledger_balances().await;
+}
+
 /// `funds_transfer_api` with the kit's business's credentials, under `key`.
 async fn integration_transfer(kit: &TestKit, token: &str, amount: &str, key: &str) -> Value {
     let mut body = body("0123456788", "Emeka Nwosu", "000013", amount, "");

@@ -6,6 +6,8 @@
 mod accounts;
 mod approvals;
 mod bench;
+mod beneficiaries;
+mod bulk;
 mod customers;
 mod dashboard;
 mod execution;
@@ -15,6 +17,7 @@ mod isolation;
 mod lost_commits;
 mod names;
 mod pay;
+mod payroll;
 mod races;
 mod statements;
 mod support;

@@ -68,6 +68,12 @@ pub async fn change_status(
                      approval or on its way over NIP): close it once that transfer ends"
             )));
         }
+        if let Some(batch) = crate::datastore::bulk_transfers::reserving(&mut tx, &id).await? {
+            return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+                "The account's money is reserved for bulk transfer {batch} (held for approval \
+                 or being paid): close it once that bulk transfer ends"
+            )));
+        }
     }
     let changed = accounts::set_status(&mut tx, &id, &before.status, &status.to_string()).await?;
     if !changed {

@@ -166,18 +166,18 @@ async fn transition(
     Ok(to)
 }
 
-/// Returns the reserve (amount, fee and VAT) to the source account with its `REV-` credit, as
-/// a NIP reversal does: the hold's debit and fee become `failed`, and the credit, at the
-/// release's place, is what the account's statement shows giving the money back. Returns the
-/// release's place and its credit's reference.
+/// Returns the reserve (amount, fee and VAT) to the source account with its `REV-` credit at
+/// `head`, as a NIP reversal does: the hold's debit and fee become `failed`, and the credit is
+/// what the account's statement shows giving the money back. Returns the credit's reference.
+/// The hold must already be out of `pending_approval` in `tx` ([`transition`]): a hold is
+/// released once.
 async fn release(
     tx: &mut Tx,
     environment: Environment,
     held: &Held,
-    now: DateTime<Utc>,
+    head: ledger::Head,
     reason: &str,
-) -> Result<(ledger::Head, String), Error> {
-    let head = ledger::advance_head(tx, &held.business_id, now).await?;
+) -> Result<String, Error> {
     let returned = held.amount + held.fee + held.vat;
     let entry = Entry {
         business_id: &held.business_id,
@@ -221,7 +221,7 @@ async fn release(
         originator: None,
     };
     transactions::record(tx, &credit).await?;
-    Ok((head, reference))
+    Ok(reference)
 }
 
 pub async fn reject(
@@ -275,7 +275,10 @@ async fn close(
     now: DateTime<Utc>,
     closing: Closing<'_>,
 ) -> Result<models::Transfer, Error> {
-    let (head, credit) = release(tx, environment, held, now, closing.reason).await?;
+    // The business's head first: it serializes the business's postings, so the conditional
+    // move out of the hold sees any close committed since the hold was loaded (`48`), and only
+    // then is the reserve released, once.
+    let head = ledger::advance_head(tx, &held.business_id, now).await?;
     let review = Review {
         requested: closing.requested,
         reviewer: closing.reviewer,
@@ -283,6 +286,7 @@ async fn close(
         day: None,
     };
     let ended = transition(tx, held, &review, head.posted_at).await?;
+    let credit = release(tx, environment, held, head, closing.reason).await?;
     datastore::transfers::set_reversal(tx, &held.id, closing.reason, &credit, None).await?;
     let event = ended
         .event()

@@ -111,10 +111,7 @@ pub async fn create_export(
         }
         (None, _) => format!("transactions-{days}.{extension}"),
     };
-    let requested_by = match &caller.principal.member {
-        Some(member) => member.id.clone(),
-        None => "integration".to_owned(),
-    };
+    let requested_by = caller.principal.actor_id();
     let new = NewExport {
         id: uuid::Uuid::new_v4(),
         business_id: business_id.to_owned(),
@@ -170,7 +167,7 @@ pub async fn fetch_exports(
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let status = body.status.map(|status| status.to_string());
-    let mut rows = exports::list(
+    let rows = exports::list(
         &bank.platform.store,
         business_id,
         status.as_deref(),
@@ -178,12 +175,7 @@ pub async fn fetch_exports(
         limit + 1,
     )
     .await?;
-    let has_more = paging::trim_to_page(&mut rows, limit);
-    let last = rows.last().map(|row| (row.created_at, row.id));
-    Ok(Page {
-        data: rows.into_iter().map(view).collect::<Result<_, _>>()?,
-        pagination: paging::keyset_pagination(has_more, last, limit),
-    })
+    paging::keyset_page(rows, limit, |row| (row.created_at, row.id), view)
 }
 
 /// `download_export` and `download_export_api`: part `body.part` of a ready export.

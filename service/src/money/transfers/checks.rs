@@ -6,8 +6,9 @@ use generated_server::ResponseCode;
 use super::TransferRequest;
 use crate::error::Error;
 use crate::money::accounts::AccountRow;
+use crate::money::amount::amount_text;
 use crate::money::banks::Beneficiary;
-use crate::money::fees;
+use crate::money::fees::{self, TransferPolicy};
 
 pub(super) fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::new(ResponseCode::InvalidRequest).with_message(message)
@@ -18,9 +19,21 @@ pub(super) fn refused(message: impl Into<std::borrow::Cow<'static, str>>) -> Err
 }
 
 /// `26`: the client reference belongs to another transfer.
-pub(super) fn duplicate(reference: &str, other: &str) -> Error {
+pub(crate) fn duplicate(reference: &str, other: &str) -> Error {
     Error::new(ResponseCode::Duplicate)
         .with_message(format!("Reference {reference} belongs to transfer {other}"))
+}
+
+/// `01` unless `amount` (kobo) is within the policy's bounds.
+pub(crate) fn check_amount(policy: &TransferPolicy, amount: i64) -> Result<(), Error> {
+    if amount < policy.min_amount || amount > policy.max_amount {
+        return Err(invalid(format!(
+            "`amount`: must be between {} and {}",
+            amount_text(i128::from(policy.min_amount)),
+            amount_text(i128::from(policy.max_amount))
+        )));
+    }
+    Ok(())
 }
 
 /// `83` when the intra-bank beneficiary's account cannot receive (it is not active).
@@ -34,7 +47,7 @@ pub(crate) fn check_recipient(account: &AccountRow) -> Result<(), Error> {
     Ok(())
 }
 
-pub(super) fn check_source(source: &AccountRow) -> Result<(), Error> {
+pub(crate) fn check_source(source: &AccountRow) -> Result<(), Error> {
     if source.status != "active" {
         return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
             "Source account {} is {}",
@@ -46,12 +59,7 @@ pub(super) fn check_source(source: &AccountRow) -> Result<(), Error> {
 
 /// `49` when the request's name (or `bvn`, `kyc`) differs from the name enquiry.
 pub(super) fn mismatch(request: &TransferRequest, found: &Beneficiary) -> Option<Error> {
-    let differs = |what: &str| {
-        Error::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
-            "Beneficiary {what} does not match: the account is held by {}",
-            found.account_name
-        ))
-    };
+    let differs = |what: &str| found.not_the_holders(what);
     if !fees::same_name(&request.beneficiary_account_name, &found.account_name) {
         return Some(differs("name"));
     }

@@ -23,6 +23,7 @@ use crate::money::amount::{amount_text, Kobo};
 use crate::money::approval_notices;
 use crate::money::bank::Bank;
 use crate::money::banks::{self, Beneficiary};
+use crate::money::beneficiaries;
 use crate::money::fees::{self, Charges, TransferPolicy};
 use crate::money::ledger::Entry;
 use crate::money::nuban;
@@ -36,7 +37,9 @@ use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
 use crate::provider::{CoreBanking, NipTransfer};
 
-use super::checks::{check_recipient, check_source, duplicate, invalid, mismatch, refused};
+use super::checks::{
+    check_amount, check_recipient, check_source, duplicate, invalid, mismatch, refused,
+};
 use super::postings::{execute, payer, transfer_entry, Heads, Movement, Opening, Plan};
 use super::status::{ApprovalState, TransferStatus};
 use super::views::view;
@@ -180,6 +183,9 @@ async fn prepare(
     if let Some(verdict) = peek.verdict(reads.stored_key.as_ref()) {
         return Ok(Peeked::Stored(verdict));
     }
+    if let Some(id) = request.unknown_beneficiary {
+        return Err(beneficiaries::not_found(&id));
+    }
     let (source, settings) = source_of(reads.source, &request)?;
     if let (Some(code), Some(member)) = (otp, &context.caller.principal.member) {
         // Boxed: its throttle claim and checks, inline, made the payout's future too large for
@@ -236,13 +242,7 @@ async fn prepare(
 fn body_rules(policy: &TransferPolicy, request: &TransferRequest) -> Result<Kobo, Error> {
     let amount = Kobo::parse(&request.amount)
         .ok_or_else(|| invalid("`amount`: must be positive, with at most two fraction digits"))?;
-    if amount.get() < policy.min_amount || amount.get() > policy.max_amount {
-        return Err(invalid(format!(
-            "`amount`: must be between {} and {}",
-            amount_text(i128::from(policy.min_amount)),
-            amount_text(i128::from(policy.max_amount))
-        )));
-    }
+    check_amount(policy, amount.get())?;
     let intra = request.bank_code == nuban::BANK_CODE;
     if intra != (request.transfer_type == models::TransferType::Intra) {
         return Err(invalid(
@@ -266,7 +266,8 @@ fn source_of(
         return Err(banks::source_not_found(&request.source_account_number));
     };
     check_source(&source)?;
-    if !fees::same_name(&request.source_account_name, &source.account_name) {
+    let named = request.source_account_name.as_deref();
+    if named.is_some_and(|name| !fees::same_name(name, &source.account_name)) {
         return Err(invalid(format!(
             "`source_account_name`: account {} is named {}",
             source.account_number, source.account_name
@@ -504,7 +505,7 @@ fn insert_transfer(
             .kobo_account
             .as_ref()
             .map(|(account, _)| account.id.clone()),
-        debit_transaction_id: written.debit.clone(),
+        debit_transaction_id: Some(written.debit.clone()),
         fee_transaction_id: written.fee_transaction.clone(),
         day: written.day.clone(),
         credential_issued_by: context.caller.principal.credential_issuer.clone(),

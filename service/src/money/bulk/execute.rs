@@ -1,0 +1,469 @@
+//! Paying an authorised bulk transfer, by the worker of every process ([`work`]): one batch at
+//! a time under a lease, its valid items in order, each in a transaction of its own that moves
+//! the batch's cursor past it. An item is paid from the batch's reservation as a transfer of
+//! its own, whose id is the item's (drawn when the batch was written), with every rule a
+//! payout has checked again as it moves: the source account active (`48`), the business active
+//! (`60`), the Lagos day's limit (`83`: each item counts on the day it is paid), the recipient
+//! able to receive it (`83`), an inter-bank item screened by the provider. An item refused is
+//! `failed` with its code, its money left in the reservation. Once every item has been taken,
+//! what the items did not spend goes back to the source account in one credit; the batch is
+//! `completed` with `bulk_transfer.completed` when no item is still processing over NIP.
+//!
+//! Exactly once: the cursor moves in the commit that writes the item's transfer, under the
+//! business's head and only if the cursor has not passed the item (`pass_item`), so a crash
+//! before the commit leaves the item to be paid again and one after it leaves it paid; a
+//! second worker whose lease ran out finds the cursor moved and stops.
+
+use std::time::Duration;
+
+use generated_server::ResponseCode;
+
+use crate::datastore::batch::{self, Batch};
+use crate::datastore::bulk_transfers::{self, BulkItemRow, BulkTransferRow};
+use crate::datastore::transfers::{NewTransfer, TransferRow};
+use crate::datastore::{self, Tx};
+use crate::error::{Error, OrInternal};
+use crate::kernel::store;
+use crate::kernel::store::StoreError;
+use crate::money::accounts::{self, AccountRow, KoboAccount};
+use crate::money::amount::Kobo;
+use crate::money::bank::Bank;
+use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
+use crate::money::transfers::{self, ApprovalState, TransferStatus};
+use crate::money::{fees, transactions};
+use crate::outbox::events;
+use crate::provider::NipTransfer;
+
+use super::authorise::release;
+use super::status::EXECUTING;
+use super::{banks_narration, view_with_outcomes};
+
+/// How long a worker holds a batch between two items: renewed by every item's commit, so a
+/// process that stopped leaves its batch to another within this. (A worker slower than this on
+/// one item loses the batch at that item's commit, which then writes nothing: never twice.)
+pub const LEASE: Duration = Duration::from_secs(15);
+
+/// Items read at a time.
+const ITEMS_PER_READ: u64 = 200;
+
+/// How often a batch whose items are all taken is looked at again while some are still
+/// processing over NIP.
+pub const SETTLING_RECHECK: Duration = Duration::from_secs(2);
+
+/// Codes that say the provider or the database cannot answer now: the item is tried again.
+const TRANSIENT: &[ResponseCode] = &[
+    ResponseCode::ProviderUnavailable,
+    ResponseCode::ServiceUnavailable,
+];
+
+/// When a batch paused by a [`TRANSIENT`] answer is taken up again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// Codes an item can be refused with when it is to be paid: the item fails, the run goes on.
+const ITEM_REFUSALS: &[ResponseCode] = &[
+    ResponseCode::Duplicate,
+    ResponseCode::InvalidState,
+    ResponseCode::BusinessInactive,
+    ResponseCode::ProviderError,
+    ResponseCode::BeneficiaryAccountNotFound,
+    ResponseCode::BeneficiaryNameMismatch,
+];
+
+fn lease_until(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+    store::as_stored(now + chrono::Duration::from_std(LEASE).unwrap_or_default())
+}
+
+/// Pays the batch longest due, if one is: `true` when one was taken up, `false` when none was
+/// due.
+pub async fn work(bank: &Bank, owner: &str) -> Result<bool, Error> {
+    let (store, clock) = (&bank.platform.store, &bank.platform.clock);
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let until = lease_until(now);
+    let claimed = bulk_transfers::claim(&mut tx, EXECUTING, owner, now, until).await?;
+    let Some(batch) = claimed else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    tx.commit().await.or_internal()?;
+    if batch.executed_at.is_none() {
+        match pay_items(bank, &batch, owner).await {
+            Ok(true) => {}
+            Ok(false) => return Ok(true),
+            // The provider or the database cannot be asked now: the batch is taken up again
+            // soon, from its cursor, rather than when its lease ends.
+            Err(error) if TRANSIENT.contains(&error.code()) => {
+                tracing::warn!(bulk_transfer = %batch.id, error = %error.chain(), "bulk item paused");
+                let due = clock.now() + chrono::Duration::from_std(RETRY_AFTER).or_internal()?;
+                let mut tx = store.begin().await?;
+                bulk_transfers::later(&mut tx, &batch.id, owner, store::as_stored(due)).await?;
+                tx.commit().await.or_internal()?;
+                return Ok(true);
+            }
+            Err(error) => return Err(error),
+        }
+        if !release_rest(bank, &batch, owner).await? {
+            return Ok(true);
+        }
+    }
+    settle(bank, &batch, owner).await?;
+    Ok(true)
+}
+
+/// Pays the valid items from the cursor on: `false` when the lease was lost (cancelled, or
+/// another worker took the batch over).
+async fn pay_items(bank: &Bank, batch: &BulkTransferRow, owner: &str) -> Result<bool, Error> {
+    let store = &bank.platform.store;
+    let mut from = batch.next_index;
+    let payer_name = accounts::business_name(store, &batch.business_id).await?;
+    loop {
+        let items =
+            bulk_transfers::items(store, &batch.id, Some("valid"), from, ITEMS_PER_READ).await?;
+        let Some(last) = items.last() else {
+            return Ok(true);
+        };
+        from = last.idx + 1;
+        for item in &items {
+            if !pay_item(bank, batch, owner, item, &payer_name).await? {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+/// One item: paid, or refused and failed. `false` when the lease was lost.
+async fn pay_item(
+    bank: &Bank,
+    batch: &BulkTransferRow,
+    owner: &str,
+    item: &BulkItemRow,
+    payer_name: &str,
+) -> Result<bool, Error> {
+    let store = &bank.platform.store;
+    let refusal = match prepare_item(bank, batch, item).await {
+        Ok(recipient) => match write_item(bank, batch, owner, item, recipient, payer_name).await {
+            Ok(passed) => return Ok(passed),
+            Err(error) => error,
+        },
+        Err(error) => error,
+    };
+    if !ITEM_REFUSALS.contains(&refusal.code()) {
+        return Err(refusal);
+    }
+    let code = refusal.code().as_str();
+    let message = refusal.message().to_string();
+    let until = lease_until(bank.platform.clock.now());
+    let mut tx = store.begin().await?;
+    let failure = Some((code, &*message));
+    let passed =
+        bulk_transfers::pass_item(&mut tx, &batch.id, owner, item.idx, 0, failure, until).await?;
+    tx.commit().await.or_internal()?;
+    tracing::info!(bulk_transfer = %batch.id, item = item.idx, code, %message, "bulk item refused");
+    Ok(passed)
+}
+
+/// Before the item's transaction: an intra-bank recipient read again (`06` when gone), an
+/// inter-bank item screened by the provider.
+async fn prepare_item(
+    bank: &Bank,
+    batch: &BulkTransferRow,
+    item: &BulkItemRow,
+) -> Result<Option<KoboAccount>, Error> {
+    if item.transfer_type.as_deref() == Some("intra") {
+        let found = accounts::find_by_number_anywhere(&bank.platform.store, &item.account_number)
+            .await?
+            .ok_or_else(|| {
+                Error::new(ResponseCode::BeneficiaryAccountNotFound)
+                    .with_message(format!("Account {} no longer exists", item.account_number))
+            })?;
+        return Ok(Some(found));
+    }
+    bank.provider
+        .screen_transfer(&NipTransfer {
+            reference_number: format!("BLK-{}-{}", batch.id, item.idx),
+            source_account_number: batch.source_account_number.clone(),
+            originator_account_name: batch.source_account_number.clone(),
+            beneficiary_account_number: item.account_number.clone(),
+            beneficiary_account_name: holder(item).to_owned(),
+            bank_code: item.bank_code.clone(),
+            amount_kobo: item.amount,
+            narration: banks_narration(batch, item),
+        })
+        .await?;
+    Ok(None)
+}
+
+/// The holder's name as the bank gave it at validation.
+fn holder(item: &BulkItemRow) -> &str {
+    item.confirmed_name.as_deref().unwrap_or(&item.account_name)
+}
+
+/// The item's transaction: the heads; the cursor moved past it (`false`, nothing written,
+/// when the lease was lost or the item was passed already); the source account, the business
+/// and the day's limit under lock; the reservation to the destination; the transfer, and
+/// intra-bank the recipient's credit and `transfer.success`.
+async fn write_item(
+    bank: &Bank,
+    batch: &BulkTransferRow,
+    owner: &str,
+    item: &BulkItemRow,
+    recipient: Option<KoboAccount>,
+    payer_name: &str,
+) -> Result<bool, Error> {
+    let (store, clock) = (&bank.platform.store, &bank.platform.clock);
+    let business_id = batch.business_id.as_str();
+    let recipient_business = recipient.as_ref().map(|r| r.business_id.as_str());
+    let mut ledgers = vec![business_id];
+    ledgers.extend(recipient_business);
+    let mut tx = store.begin_posting(&ledgers).await?;
+    let now = clock.now();
+    let heads = transfers::lock_heads(&mut tx, business_id, recipient_business, 1, now).await?;
+    let head = heads.source;
+    let (fee, vat) = (item.fee.unwrap_or(0), item.vat.unwrap_or(0));
+    let spent = item.amount + fee + vat;
+    let until = lease_until(now);
+    if !bulk_transfers::pass_item(&mut tx, &batch.id, owner, item.idx, spent, None, until).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let source = recheck(&mut tx, bank, batch, item, head).await?;
+    // The recipient's account as it stands now, under the heads (it may have been blocked or
+    // closed since it was read before the transaction).
+    let recipient = match recipient {
+        Some(mut found) => {
+            found.account = accounts::find_by_id(&mut tx, &found.account.id)
+                .await?
+                .ok_or_else(|| Error::internal("a bulk item's recipient account vanished"))?;
+            transfers::check_recipient(&found.account)?;
+            Some(found)
+        }
+        None => None,
+    };
+    let entry_id = post(&mut tx, bank, batch, item, recipient.as_ref(), head).await?;
+    let row = transfer_row(batch, item, recipient.is_some(), head.posted_at)?;
+    let mut rows = Batch::new();
+    datastore::transfers::insert_into(
+        &mut rows,
+        NewTransfer {
+            row: row.clone(),
+            business_id: business_id.to_owned(),
+            source_account_id: batch.source_account_id.clone(),
+            beneficiary_account_id: recipient.as_ref().map(|r| r.account.id.clone()),
+            debit_transaction_id: None,
+            fee_transaction_id: None,
+            day: fees::lagos_day(head.posted_at),
+            credential_issued_by: batch.credential_issued_by.clone(),
+        },
+    );
+    if let Some(found) = &recipient {
+        let credit_head = match heads.recipient {
+            Some(other) if found.business_id != business_id => other,
+            _ => ledger::advance_head(&mut tx, business_id, head.posted_at).await?,
+        };
+        let payer = transfers::payer(&source, payer_name);
+        let amount =
+            Kobo::from_stored(item.amount).ok_or_else(|| Error::internal("an item of nothing"))?;
+        transfers::credit_recipient(
+            &mut rows,
+            &found.business_id,
+            &found.account,
+            credit_head,
+            &entry_id,
+            amount,
+            &row.narration,
+            &payer,
+        )?;
+    }
+    match batch::run(&mut tx, rows).await {
+        Ok(()) => {}
+        // The item's client reference was taken by another transfer since it was validated
+        // (the unique index of references is the judge): it fails `26`.
+        Err(StoreError::Conflict(_)) => {
+            return Err(Error::new(ResponseCode::Duplicate).with_message(format!(
+                "Reference {} was taken by another transfer after the item was validated",
+                item.reference.as_deref().unwrap_or_default()
+            )))
+        }
+        Err(error) => return Err(error.into()),
+    }
+    if recipient.is_some() {
+        let transfer = transfers::find(&mut tx, business_id, transfers::Lookup::Id(&row.id))
+            .await?
+            .ok_or_else(|| Error::internal("a bulk item's transfer vanished"))?;
+        events::record(
+            &mut tx,
+            business_id,
+            "transfer.success",
+            &transfer,
+            head.posted_at,
+        )
+        .await?;
+    }
+    tx.commit().await.or_internal()?;
+    Ok(true)
+}
+
+/// The rules of a payout, under lock until the item's commit: the source account active
+/// (`48`), the business active (`60`), the item's amount within the day's limit (`83`),
+/// counted on the day it is paid. Returns the source account.
+async fn recheck(
+    tx: &mut Tx,
+    bank: &Bank,
+    batch: &BulkTransferRow,
+    item: &BulkItemRow,
+    head: ledger::Head,
+) -> Result<AccountRow, Error> {
+    let status = datastore::accounts::locked_status(tx, &batch.source_account_id)
+        .await?
+        .unwrap_or_default();
+    if status != "active" {
+        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+            "Source account {} is {status}",
+            batch.source_account_number
+        )));
+    }
+    let (business_status, daily_limit) = datastore::businesses::locked_for_execution(
+        tx,
+        &batch.business_id,
+        bank.transfers.default_daily_limit,
+    )
+    .await?;
+    if business_status != "active" {
+        return Err(Error::new(ResponseCode::BusinessInactive));
+    }
+    let day = fees::lagos_day(head.posted_at);
+    transfers::count_toward_daily_limit(tx, &batch.business_id, &day, item.amount, daily_limit)
+        .await?;
+    accounts::find_by_id(tx, &batch.source_account_id)
+        .await?
+        .ok_or_else(|| Error::internal("the source account of a bulk transfer vanished"))
+}
+
+/// The item's entry at `head`: its amount and charges out of the reservation, to the
+/// recipient's account (or NIP in flight) and the fees (`83` when the recipient cannot hold
+/// it).
+async fn post(
+    tx: &mut Tx,
+    bank: &Bank,
+    batch: &BulkTransferRow,
+    item: &BulkItemRow,
+    recipient: Option<&KoboAccount>,
+    head: ledger::Head,
+) -> Result<String, Error> {
+    let environment = bank.platform.config.environment;
+    let charges = item.fee.unwrap_or(0) + item.vat.unwrap_or(0);
+    let mut postings = vec![Posting {
+        account: LedgerAccount::Internal(Internal::BulkReserved, environment),
+        amount: -(item.amount + charges),
+    }];
+    postings.extend(transfers::destination_postings(
+        environment,
+        recipient.map(|r| r.account.id.as_str()),
+        item.amount,
+        charges,
+    ));
+    let entry = Entry {
+        business_id: &batch.business_id,
+        kind: "bulk_transfer_item",
+        postings,
+    };
+    ledger::post(tx, &entry, head).await?.map_err(|_| {
+        Error::new(ResponseCode::ProviderError)
+            .with_message("The beneficiary account cannot receive this amount")
+    })
+}
+
+/// The item's transfer as it is written: the item's id, its batch's maker and checker.
+fn transfer_row(
+    batch: &BulkTransferRow,
+    item: &BulkItemRow,
+    intra: bool,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<TransferRow, Error> {
+    let at = store::as_stored(at);
+    let by_integration = batch.authorised_by.as_deref() == Some("integration");
+    let (initiated_by, initiated_via) = if by_integration {
+        (batch.business_id.clone(), "integration")
+    } else {
+        (batch.authorised_by.clone().unwrap_or_default(), "dashboard")
+    };
+    let approval = if batch.reviewed_by.is_some() {
+        ApprovalState::Approved
+    } else {
+        ApprovalState::initial(false)
+    };
+    Ok(TransferRow {
+        id: item.transfer_id.to_string(),
+        reference_number: transactions::new_reference("TRF", at),
+        reference: item.reference.clone(),
+        amount: item.amount,
+        fee: item.fee.unwrap_or(0),
+        vat: item.vat.unwrap_or(0),
+        transfer_status: TransferStatus::initial(false, intra).as_str().to_owned(),
+        approval_status: approval.as_str().to_owned(),
+        transfer_type: if intra { "intra" } else { "inter" }.to_owned(),
+        source_account_number: batch.source_account_number.clone(),
+        beneficiary_account_number: item.account_number.clone(),
+        beneficiary_account_name: holder(item).to_owned(),
+        bank_code: item.bank_code.clone(),
+        bank_name: item.bank_name.clone().unwrap_or_default(),
+        narration: banks_narration(batch, item),
+        session_id: None,
+        failure_reason: None,
+        reversal_reference_number: None,
+        initiated_by,
+        initiated_via: initiated_via.to_owned(),
+        reviewed_by: batch.reviewed_by.clone(),
+        expires_at: None,
+        created_at: at,
+        updated_at: at,
+    })
+}
+
+/// Every item taken: what the items did not spend back to the source account, in one credit.
+/// `false` when the lease was lost.
+async fn release_rest(bank: &Bank, batch: &BulkTransferRow, owner: &str) -> Result<bool, Error> {
+    let (store, clock) = (&bank.platform.store, &bank.platform.clock);
+    let business_id = batch.business_id.as_str();
+    let mut tx = store.begin_posting(&[business_id]).await?;
+    let head = ledger::advance_head(&mut tx, business_id, clock.now()).await?;
+    let now = bulk_transfers::get(&mut tx, business_id, &batch.id)
+        .await?
+        .ok_or_else(|| Error::internal("a bulk transfer vanished"))?;
+    let rest = now.reserved - now.paid - now.released;
+    let at = store::as_stored(head.posted_at);
+    if !bulk_transfers::release_rest(&mut tx, &batch.id, owner, rest, at).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    if rest > 0 {
+        let environment = bank.platform.config.environment;
+        release(&mut tx, environment, &now, rest, head, "not paid").await?;
+    }
+    tx.commit().await.or_internal()?;
+    Ok(true)
+}
+
+/// A batch whose items are all taken: `completed`, with `bulk_transfer.completed`, when none
+/// is processing over NIP; otherwise looked at again after [`SETTLING_RECHECK`].
+async fn settle(bank: &Bank, batch: &BulkTransferRow, owner: &str) -> Result<(), Error> {
+    let (store, clock) = (&bank.platform.store, &bank.platform.clock);
+    let outcomes = bulk_transfers::outcomes(store, &[batch.id]).await?;
+    let processing = outcomes.first().map_or(0, |o| o.processing);
+    let mut tx = store.begin().await?;
+    if processing > 0 {
+        let due = clock.now() + chrono::Duration::from_std(SETTLING_RECHECK).or_internal()?;
+        bulk_transfers::later(&mut tx, &batch.id, owner, store::as_stored(due)).await?;
+        tx.commit().await.or_internal()?;
+        return Ok(());
+    }
+    let now = store::as_stored(clock.now());
+    if let Some(done) = bulk_transfers::complete(&mut tx, &batch.id, owner, now).await? {
+        let business_id = done.business_id.clone();
+        let view = view_with_outcomes(&mut tx, done).await?;
+        events::record(&mut tx, &business_id, "bulk_transfer.completed", &view, now).await?;
+        tracing::info!(bulk_transfer = %batch.id, "bulk transfer completed");
+    }
+    tx.commit().await.or_internal()?;
+    Ok(())
+}

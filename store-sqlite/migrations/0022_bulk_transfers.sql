@@ -1,0 +1,72 @@
+-- Bulk transfers (issue 60): a business pays many beneficiaries in one run. A batch is written
+-- with its items as they were sent, then validated by a worker under a lease (each item's name
+-- enquired, its amount, fee and VAT judged), so a batch of thousands never holds a request open
+-- and a process that stops mid-validation leaves the rest to the next. Nothing moves until the
+-- batch is authorised.
+--
+-- Each item's `transfer_id` is drawn when the batch is written: the item's transfer, when it
+-- pays, has that id, so the primary key of `transfers` refuses a second payment of one item
+-- whatever crashed or was retried.
+CREATE TABLE bulk_transfers (
+    id TEXT PRIMARY KEY,
+    business_id TEXT NOT NULL REFERENCES businesses (id),
+    -- The client's own, unique in the business for ever.
+    reference TEXT,
+    source_account_id TEXT NOT NULL REFERENCES accounts (id),
+    source_account_number TEXT NOT NULL,
+    on_invalid TEXT NOT NULL CHECK (on_invalid IN ('refuse_batch', 'skip_invalid')),
+    status TEXT NOT NULL CHECK (status IN ('validating', 'validated', 'invalid',
+        'pending_approval', 'scheduled', 'executing', 'completed', 'cancelled', 'rejected',
+        'expired')),
+    narration TEXT,
+    execute_at TEXT,
+    item_count INTEGER NOT NULL CHECK (item_count >= 1),
+    valid_count INTEGER NOT NULL DEFAULT 0,
+    invalid_count INTEGER NOT NULL DEFAULT 0,
+    -- Of the valid items.
+    total_amount INTEGER NOT NULL DEFAULT 0,
+    total_fee INTEGER NOT NULL DEFAULT 0,
+    total_vat INTEGER NOT NULL DEFAULT 0,
+    created_by TEXT NOT NULL,
+    created_via TEXT NOT NULL CHECK (created_via IN ('dashboard', 'integration')),
+    -- The validation worker's bookkeeping.
+    attempts INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_until TEXT,
+    next_attempt_at TEXT,
+    validated_at TEXT,
+    cancelled_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX bulk_transfers_reference ON bulk_transfers (reference, business_id);
+-- The business's list, newest first.
+CREATE INDEX bulk_transfers_business ON bulk_transfers (business_id, created_at, id);
+-- What the validation worker takes up, due first.
+CREATE INDEX bulk_transfers_validating ON bulk_transfers (next_attempt_at)
+    WHERE status = 'validating';
+
+CREATE TABLE bulk_transfer_items (
+    bulk_transfer_id TEXT NOT NULL REFERENCES bulk_transfers (id),
+    idx INTEGER NOT NULL CHECK (idx >= 0),
+    transfer_id TEXT NOT NULL,
+    -- The saved beneficiary the item named, if it named one (its details are copied here).
+    beneficiary_id TEXT,
+    account_number TEXT NOT NULL,
+    bank_code TEXT NOT NULL,
+    -- As sent; the holder's name as the bank gave it is `confirmed_name`.
+    account_name TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    narration TEXT,
+    reference TEXT,
+    validation TEXT NOT NULL CHECK (validation IN ('pending', 'valid', 'invalid')),
+    bank_name TEXT,
+    transfer_type TEXT CHECK (transfer_type IN ('intra', 'inter')),
+    confirmed_name TEXT,
+    enquired_at TEXT,
+    fee INTEGER,
+    vat INTEGER,
+    refusal_code TEXT,
+    refusal_message TEXT,
+    PRIMARY KEY (bulk_transfer_id, idx)
+);
