@@ -596,6 +596,37 @@ impl TestKit {
         self.sql(sql).bind(bind).int().await
     }
 
+    /// Waits (at most 10 s) until no other session of the kit's PostgreSQL database is inside
+    /// a transaction: what a killed process's connections give at once when their sockets
+    /// close, and a task aborted in this process gives only once the pool has sent its queued
+    /// `ROLLBACK` (a spawned task, late on a loaded machine). Until then the aborted task's
+    /// row locks stand, and a `SKIP LOCKED` claim passes over its rows. SQLite waits on its own
+    /// (a writer waits out the lock), so there it returns at once.
+    pub async fn until_aborted_transactions_end(&self) {
+        if self.kind != StoreKind::Postgres {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let open = self
+                .sql(
+                    "SELECT count(*) FROM pg_stat_activity \
+                     WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                       AND backend_type = 'client backend' AND xact_start IS NOT NULL",
+                )
+                .int()
+                .await;
+            if open == 0 {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{open} transaction(s) of an aborted task still open after 10 s"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
     /// Runs `kobo ledger verify` on the kit's store and fails the test on any discrepancy.
     pub async fn assert_ledger_balances(&self) -> crate::money::verify::Report {
         let report = crate::money::verify::verify(&self.store)

@@ -372,6 +372,8 @@ async fn a_stopped_writer_is_resumed_and_the_file_is_whole(kind: StoreKind) {
             }
             task.abort();
             let _ = task.await;
+            // As a killed process's: its transaction ended, its locks gone.
+            kit.until_aborted_transactions_end().await;
             let now = get(&kit, &json!(id)).await;
             assert_eq!(now["status"], "running", "{now:#}");
             // Under its lease no other writer takes it up.
@@ -383,6 +385,7 @@ async fn a_stopped_writer_is_resumed_and_the_file_is_whole(kind: StoreKind) {
         }
         write_all(&kit, "heir", SMALL).await;
         let resumed = get(&kit, &json!(id)).await;
+        assert_eq!(resumed["status"], "ready", "{resumed:#}");
         assert_eq!(resumed["row_count"], whole["row_count"]);
         assert_eq!(
             without_times(&downloaded(&kit, &resumed).await),
