@@ -418,6 +418,137 @@ async fn a_held_payroll_is_approved_rejected_or_cancelled(kind: StoreKind) {
 }
 
 on_both_stores!(a_payroll_is_authorised_once_and_paid_item_by_item);
+
+/// Items are paid `ITEMS_PER_COMMIT` to a commit; a run in which one item is refused writes
+/// nothing and pays its items one by one, so the refused one fails alone: a recipient blocked
+/// after validation (`83`), a reference taken by a transfer after validation (`26`). Items to
+/// another business and to the payer's own account take their places in both ledgers.
+async fn a_run_with_a_refused_item_pays_the_others_and_fails_that_one(kit: TestKit) {
+    let api = kit.integration_token().await;
+    kit.credit(&api, "1000000014", "1000000.00").await;
+    let own = kit.open_account(&api, "Adaeze Foods Float").await;
+    let (lagos, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "bola.ade@lagosfresh.ng")
+        .await;
+    let lagos_api = kit.integration_token_of(&lagos).await;
+    let blocked = kit.open_account(&lagos_api, "Lagos Fresh Payroll").await;
+    // Three runs: the first with a refused item, the second whole, the third with a taken
+    // reference.
+    let run = execute::ITEMS_PER_COMMIT;
+    let count = 2 * run + 8;
+    let (refused_at, taken_at) = (5, 2 * run + 3);
+    let items: Vec<Value> = (0..count)
+        .map(|i| {
+            let (number, name) = if i == refused_at {
+                (
+                    blocked.as_str(),
+                    "Lagos Fresh Produce Ltd - Lagos Fresh Payroll",
+                )
+            } else if i % 10 == 7 {
+                (own.as_str(), "Adaeze Foods Ltd - Adaeze Foods Float")
+            } else {
+                (
+                    lagos.main_account_number.as_str(),
+                    "Lagos Fresh Produce Ltd",
+                )
+            };
+            let mut item = item(number, "090823", name, &format!("{}.25", 100 + i));
+            item["reference"] = json!(format!("RUN-{i}"));
+            item
+        })
+        .collect();
+    let batch = validated(&kit, "PAYROLL-RUNS", items).await;
+    assert_eq!(batch["counts"]["valid"], count, "{batch:#}");
+    kit.sql("UPDATE accounts SET status = 'blocked' WHERE account_number = $1")
+        .bind(&blocked)
+        .execute()
+        .await;
+    let call = Call::new(
+        Operation::FundsTransferApi.path(),
+        Some(&api),
+        json!({"source_account_number": "1000000014", "source_account_name": "Adaeze Foods Ltd",
+               "beneficiary_account_number": "0123456788",
+               "beneficiary_account_name": "Emeka Nwosu", "bank_code": "000013",
+               "transfer_type": "inter", "amount": "10", "reference": format!("RUN-{taken_at}")}),
+    );
+    kit.send(call.header("idempotency-key", "taken-run".to_owned()))
+        .await
+        .expect(ResponseCode::Success);
+    let code = bound_otp(&kit, &kit.owner_token, &batch).await;
+    authorise(&kit, &kit.owner_token, &batch, &code)
+        .await
+        .expect(ResponseCode::Success);
+    run_workers(&kit).await;
+
+    let id = batch["bulk_transfer_id"].as_str().unwrap();
+    let done = get(&kit, id).await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    assert_eq!(done["counts"]["succeeded"], count - 2, "{done:#}");
+    assert_eq!(done["counts"]["failed"], 2, "{done:#}");
+    let items = kit
+        .op(
+            Operation::FetchBulkTransferItems,
+            &kit.owner_token,
+            json!({"bulk_transfer_id": id, "page_size": 100}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let items = items.as_array().unwrap();
+    assert_eq!(items.len(), count);
+    for (i, item) in items.iter().enumerate() {
+        let expected = match i {
+            i if i == refused_at => ("failed", json!("83")),
+            i if i == taken_at => ("failed", json!("26")),
+            _ => ("success", Value::Null),
+        };
+        assert_eq!(
+            (
+                item["outcome"].as_str().unwrap(),
+                item["failure_code"].clone()
+            ),
+            expected,
+            "item {i}: {item:#}"
+        );
+    }
+    // What the two failed items reserved came back; every other item arrived.
+    let to_own: usize = (0..count)
+        .filter(|i| i % 10 == 7 && *i != refused_at && *i != taken_at)
+        .map(|i| 10_025 + 100 * i)
+        .sum();
+    let to_own = format!("{}.{:02}", to_own / 100, to_own % 100);
+    assert_eq!(balance(&kit, &own).await, to_own);
+    assert_eq!(balance(&kit, &blocked).await, "0.00");
+    let transfers = "SELECT COUNT(*) FROM transfers WHERE business_id = $1 \
+                     AND reference LIKE 'RUN-%'";
+    assert_eq!(
+        kit.count(transfers, &kit.business.business_id).await,
+        count as i64 - 1
+    );
+    // On PostgreSQL, each transaction's rows carry its id: the whole run was one, each item of
+    // a run with a refusal one of its own.
+    if kit.kind == StoreKind::Postgres {
+        let mut transactions = Vec::new();
+        for i in 0..count {
+            let xmin = kit
+                .sql("SELECT xmin::text FROM transfers WHERE reference = $1 AND amount > 1000")
+                .bind(format!("RUN-{i}"))
+                .optional_text()
+                .await;
+            transactions.push(xmin);
+        }
+        let distinct = |range: std::ops::Range<usize>| {
+            let ids: std::collections::BTreeSet<_> = transactions[range].iter().flatten().collect();
+            ids.len()
+        };
+        assert_eq!(distinct(run..2 * run), 1, "{transactions:?}");
+        assert_eq!(distinct(0..run), run - 1, "{transactions:?}");
+        assert_eq!(distinct(2 * run..count), 7, "{transactions:?}");
+    }
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(a_run_with_a_refused_item_pays_the_others_and_fails_that_one);
 on_both_stores!(kind: a_held_payroll_is_approved_rejected_or_cancelled);
 
 /// `authorize_bulk_transfer_api` answers a retry under its key with the first answer.
