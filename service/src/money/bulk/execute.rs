@@ -294,7 +294,6 @@ async fn write_items(
     let (source, daily_limit) = standing(&mut tx, bank, batch).await?;
     let payer = transfers::payer(&source, payer_name);
     let mut rows = Batch::new();
-    let mut intra_paid = Vec::new();
     for (item, recipient) in items {
         let head = places.take(business_id);
         let day = fees::lagos_day(head.posted_at);
@@ -312,7 +311,16 @@ async fn write_items(
             }
             None => None,
         };
-        let entry_id = post(&mut tx, bank, batch, item, recipient.as_ref(), head).await?;
+        let posted = post(
+            &mut tx,
+            &mut rows,
+            bank,
+            batch,
+            item,
+            recipient.as_ref(),
+            head,
+        );
+        let entry_id = posted.await?;
         let row = transfer_row(batch, item, recipient.is_some(), head.posted_at)?;
         datastore::transfers::insert_into(
             &mut rows,
@@ -341,40 +349,34 @@ async fn write_items(
                 &row.narration,
                 &payer,
             )?;
-            intra_paid.push((row.id, head.posted_at));
+            let view = transfers::view_of_row(&row)?;
+            events::record_into(
+                &mut rows,
+                business_id,
+                "transfer.success",
+                &view,
+                head.posted_at,
+            )?;
         }
     }
-    write_rows(&mut tx, business_id, rows, intra_paid, &reference).await?;
+    write_rows(&mut tx, rows, &reference).await?;
     tx.commit().await.or_internal()?;
     Ok(true)
 }
 
-/// The items' transfers and credits written, then `transfer.success` of each paid within the
-/// bank (`intra_paid`: its transfer and when). `26` when an item's client reference was taken by
-/// another transfer since it was validated (the unique index of references is the judge).
-async fn write_rows(
-    tx: &mut Tx,
-    business_id: &str,
-    rows: Batch,
-    intra_paid: Vec<(String, chrono::DateTime<chrono::Utc>)>,
-    reference: &str,
-) -> Result<(), Error> {
-    match batch::run(&mut *tx, rows).await {
-        Ok(()) => {}
+/// The items' entries, transfers, credits and events written, in one round trip. `26` when an
+/// item's client reference was taken by another transfer since it was validated (the unique
+/// index of references is the judge).
+async fn write_rows(tx: &mut Tx, rows: Batch, reference: &str) -> Result<(), Error> {
+    match batch::run(tx, rows).await {
+        Ok(()) => Ok(()),
         Err(StoreError::Conflict(_)) => {
-            return Err(Error::new(ResponseCode::Duplicate).with_message(format!(
+            Err(Error::new(ResponseCode::Duplicate).with_message(format!(
                 "Reference {reference} was taken by another transfer after the item was validated"
             )))
         }
-        Err(error) => return Err(error.into()),
+        Err(error) => Err(error.into()),
     }
-    for (id, at) in intra_paid {
-        let transfer = transfers::find(&mut *tx, business_id, transfers::Lookup::Id(&id))
-            .await?
-            .ok_or_else(|| Error::internal("a bulk item's transfer vanished"))?;
-        events::record(tx, business_id, "transfer.success", &transfer, at).await?;
-    }
-    Ok(())
 }
 
 /// The places a transaction of items takes in the ledgers it posts to: the source business's
@@ -457,6 +459,7 @@ async fn standing(
 /// it).
 async fn post(
     tx: &mut Tx,
+    rows: &mut Batch,
     bank: &Bank,
     batch: &BulkTransferRow,
     item: &BulkItemRow,
@@ -480,10 +483,12 @@ async fn post(
         kind: "bulk_transfer_item",
         postings,
     };
-    ledger::post(tx, &entry, head).await?.map_err(|_| {
-        Error::new(ResponseCode::ProviderError)
-            .with_message("The beneficiary account cannot receive this amount")
-    })
+    ledger::post_into(tx, rows, &entry, head)
+        .await?
+        .map_err(|_| {
+            Error::new(ResponseCode::ProviderError)
+                .with_message("The beneficiary account cannot receive this amount")
+        })
 }
 
 /// The item's transfer as it is written: the item's id, its batch's maker and checker.

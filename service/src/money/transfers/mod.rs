@@ -39,6 +39,7 @@ pub(crate) use postings::{
 };
 pub use status::{ApprovalState, Move, TransferStatus};
 pub(crate) use views::status as stored_status;
+pub(crate) use views::view as view_of_row;
 pub use views::{find, Lookup};
 
 /// A transfer request, from either family.

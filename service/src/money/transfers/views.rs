@@ -14,7 +14,7 @@ pub use crate::datastore::transfers::Lookup;
 
 /// What the API shows of a transfer's row: the one mapping, so the answer to a payout (made
 /// from the row it writes) is what a later lookup finds.
-pub(super) fn view(row: &TransferRow) -> Result<models::Transfer, Error> {
+pub(crate) fn view(row: &TransferRow) -> Result<models::Transfer, Error> {
     let kobo = |amount: i64| value(amount_text(i128::from(amount)));
     let transfer_status = status(&row.transfer_status)?;
     Ok(models::Transfer {
