@@ -10,10 +10,11 @@ use kobo::kernel::config::Environment;
 use kobo::money::bulk::{authorise, execute, validate};
 use kobo::money::nip;
 use kobo::on_both_stores;
+use kobo::operator::businesses;
 use kobo::testkit::{Call, Reply, StoreKind, TestKit};
 use serde_json::{json, Value};
 
-use crate::support::{approval_kit, balance, otp};
+use crate::support::{approval_kit, balance, otp, payout_body};
 
 /// Runs the validation worker, the executor and the NIP worker until none has work.
 pub async fn run_workers(kit: &TestKit) {
@@ -549,6 +550,68 @@ async fn a_run_with_a_refused_item_pays_the_others_and_fails_that_one(kit: TestK
 }
 
 on_both_stores!(a_run_with_a_refused_item_pays_the_others_and_fails_that_one);
+
+/// Items a run pays after the day's limit was spent elsewhere (the batch fitted it when it was
+/// authorised; payouts spent it since): the run goes one by one, the items within the limit are
+/// paid and the others fail `83`, their money released.
+async fn items_past_the_days_limit_fail_and_the_others_are_paid(kit: TestKit) {
+    let api = kit.integration_token().await;
+    kit.credit(&api, "1000000014", "100000.00").await;
+    let business = kit.business.business_id.clone();
+    businesses::set_daily_transfer_limit(&kit.store, &business, Some(200_000))
+        .await
+        .unwrap();
+    let (lagos, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "bola.ade@lagosfresh.ng")
+        .await;
+    let to = lagos.main_account_number.clone();
+    let items = (0..10)
+        .map(|_| item(&to, "090823", "Lagos Fresh Produce Ltd", "100"))
+        .collect();
+    let batch = validated(&kit, "PAYROLL-LIMIT", items).await;
+    let code = bound_otp(&kit, &kit.owner_token, &batch).await;
+    authorise(&kit, &kit.owner_token, &batch, &code)
+        .await
+        .expect(ResponseCode::Success);
+    // NGN 1,250 of the day's 2,000 spent by a payout: 750 are left for the batch's 1,000.
+    let call = Call::new(
+        Operation::FundsTransferApi.path(),
+        Some(&api),
+        payout_body(&to, "Lagos Fresh Produce Ltd", "090823", "1250"),
+    );
+    kit.send(call.header("idempotency-key", "spends-the-day".to_owned()))
+        .await
+        .expect(ResponseCode::Success);
+    run_workers(&kit).await;
+
+    let id = batch["bulk_transfer_id"].as_str().unwrap();
+    let done = get(&kit, id).await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    assert_eq!(done["counts"]["succeeded"], 7, "{done:#}");
+    assert_eq!(done["counts"]["failed"], 3, "{done:#}");
+    let items = kit
+        .op(
+            Operation::FetchBulkTransferItems,
+            &kit.owner_token,
+            json!({"bulk_transfer_id": id}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let codes: Vec<&Value> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| &item["failure_code"])
+        .collect();
+    let over = json!("83");
+    assert_eq!(codes[..7], [&Value::Null; 7], "{items:#}");
+    assert_eq!(codes[7..], [&over; 3], "{items:#}");
+    assert_eq!(balance(&kit, &to).await, "1950.00");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(items_past_the_days_limit_fail_and_the_others_are_paid);
 on_both_stores!(kind: a_held_payroll_is_approved_rejected_or_cancelled);
 
 /// `authorize_bulk_transfer_api` answers a retry under its key with the first answer.

@@ -253,11 +253,11 @@ fn holder(item: &BulkItemRow) -> &str {
     item.confirmed_name.as_deref().unwrap_or(&item.account_name)
 }
 
-/// The items' transaction (one item's, or a run's): the heads; the cursor moved past each
-/// (`false`, nothing written, when the lease was lost or an item was passed already); the
-/// source account, the business and the day's limit under lock; each item's reservation to its
-/// destination; its transfer, and intra-bank the recipient's credit and `transfer.success`. An
-/// item refused is an error, and nothing is written.
+/// The items' transaction (one item's, or a run's): the heads; the cursor moved past them
+/// ([`pass_run`]: `false`, nothing written, when the lease was lost or the first was passed
+/// already); the source account and the business under lock; each item's reservation to its
+/// destination; its transfer, and intra-bank the recipient's credit and `transfer.success`; the
+/// day's limit. An item refused is an error, and nothing is written.
 async fn write_items(
     bank: &Bank,
     batch: &BulkTransferRow,
@@ -278,14 +278,9 @@ async fn write_items(
     let now = clock.now();
     places.next = ledger::advance_heads(&mut tx, &order, now).await?;
     let until = lease_until(now);
-    for (item, _) in &items {
-        let spent = item.amount + item.fee.unwrap_or(0) + item.vat.unwrap_or(0);
-        if !bulk_transfers::pass_item(&mut tx, &batch.id, owner, item.idx, spent, None, until)
-            .await?
-        {
-            tx.rollback().await?;
-            return Ok(false);
-        }
+    if !pass_run(&mut tx, batch, owner, &items, until).await? {
+        tx.rollback().await?;
+        return Ok(false);
     }
     let reference = match items.as_slice() {
         [(only, _)] => only.reference.clone().unwrap_or_default(),
@@ -294,21 +289,18 @@ async fn write_items(
     let (source, daily_limit) = standing(&mut tx, bank, batch).await?;
     let payer = transfers::payer(&source, payer_name);
     let mut rows = Batch::new();
+    // The run's amounts by Lagos day, counted toward the limit once per day before the rows
+    // are written (over it, the items go one by one and the one over fails alone).
+    let mut days: Vec<(String, i64)> = Vec::new();
     for (item, recipient) in items {
         let head = places.take(business_id);
         let day = fees::lagos_day(head.posted_at);
-        transfers::count_toward_daily_limit(&mut tx, business_id, &day, item.amount, daily_limit)
-            .await?;
-        // The recipient's account as it stands now, under the heads (it may have been blocked
-        // or closed since it was read before the transaction).
+        match days.iter_mut().find(|(d, _)| *d == day) {
+            Some((_, total)) => *total += item.amount,
+            None => days.push((day.clone(), item.amount)),
+        }
         let recipient = match recipient {
-            Some(mut found) => {
-                found.account = accounts::find_by_id(&mut tx, &found.account.id)
-                    .await?
-                    .ok_or_else(|| Error::internal("a bulk item's recipient account vanished"))?;
-                transfers::check_recipient(&found.account)?;
-                Some(found)
-            }
+            Some(found) => Some(reread(&mut tx, found).await?),
             None => None,
         };
         let posted = post(
@@ -359,9 +351,49 @@ async fn write_items(
             )?;
         }
     }
+    for (day, total) in days {
+        transfers::count_toward_daily_limit(&mut tx, business_id, &day, total, daily_limit).await?;
+    }
     write_rows(&mut tx, rows, &reference).await?;
     tx.commit().await.or_internal()?;
     Ok(true)
+}
+
+/// The batch's cursor moved past the run's items: past the first only if it had not passed it
+/// (the batch's row then locked until the commit), then past the last, with what they spend:
+/// two statements a run. `false` when the lease was lost or the first item was passed already.
+async fn pass_run(
+    tx: &mut Tx,
+    batch: &BulkTransferRow,
+    owner: &str,
+    items: &[(&BulkItemRow, Option<KoboAccount>)],
+    until: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, Error> {
+    let spent = |item: &BulkItemRow| item.amount + item.fee.unwrap_or(0) + item.vat.unwrap_or(0);
+    let (first, rest) = match items {
+        [(first, _), rest @ ..] => (*first, rest),
+        [] => return Ok(true),
+    };
+    let mut passes = vec![(first.idx, spent(first))];
+    if let Some((last, _)) = rest.last() {
+        passes.push((last.idx, rest.iter().map(|(item, _)| spent(item)).sum()));
+    }
+    for (idx, paid) in passes {
+        if !bulk_transfers::pass_item(tx, &batch.id, owner, idx, paid, None, until).await? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// An intra-bank recipient's account as it stands now, under the heads (it may have been
+/// blocked or closed since it was read before the transaction): `83` when it cannot receive.
+async fn reread(tx: &mut Tx, mut found: KoboAccount) -> Result<KoboAccount, Error> {
+    found.account = accounts::find_by_id(tx, &found.account.id)
+        .await?
+        .ok_or_else(|| Error::internal("a bulk item's recipient account vanished"))?;
+    transfers::check_recipient(&found.account)?;
+    Ok(found)
 }
 
 /// The items' entries, transfers, credits and events written, in one round trip. `26` when an
