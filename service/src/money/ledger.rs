@@ -9,7 +9,9 @@
 //!
 //! Lock order, the same in every path: the business's ledger head ([`advance_head`]) first,
 //! then its daily total (a transfer that counts toward the limit), then the customer accounts
-//! by id. The head hands out the business's next `sequence` and a
+//! by id. (A run of bulk items moves its recipients' balances in item order and counts the day's
+//! total after: every other path that takes those rows holds the heads of their businesses
+//! first, and the run holds them all, so no other order meets its own.) The head hands out the business's next `sequence` and a
 //! strictly increasing time: the order of a business's transactions is the order in which
 //! they commit, so a reader paging newest-first by cursor never has a row appear behind it.
 

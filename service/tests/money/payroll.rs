@@ -5,12 +5,16 @@
 //! holds the batch whole for a checker. Each scenario on both stores, ending with
 //! `kobo ledger verify`.
 
+use std::sync::Arc;
+
 use generated_server::{Operation, ResponseCode};
 use kobo::kernel::config::Environment;
 use kobo::money::bulk::{authorise, execute, validate};
 use kobo::money::nip;
 use kobo::on_both_stores;
 use kobo::operator::businesses;
+use kobo::provider::faults::{FaultRates, Faults, FaultyProvider};
+use kobo::provider::sandbox::SandboxProvider;
 use kobo::testkit::{Call, Reply, StoreKind, TestKit};
 use serde_json::{json, Value};
 
@@ -612,6 +616,63 @@ async fn items_past_the_days_limit_fail_and_the_others_are_paid(kit: TestKit) {
 }
 
 on_both_stores!(items_past_the_days_limit_fail_and_the_others_are_paid);
+
+/// A run stops preparing its items once that took `PREPARING_MAX` (here a provider that takes
+/// 0.7 s to screen each inter-bank item): the items prepared so far are one run, the rest the
+/// next, so the lease (15 s, renewed at each commit) never runs out while 32 slow items are
+/// screened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_run_of_slowly_screened_items_is_cut_before_its_lease_ends() {
+    let mut kit = TestKit::postgres().await;
+    let api = kit.integration_token().await;
+    kit.credit(&api, "1000000014", "100000.00").await;
+    let items = (0..7)
+        .map(|i| {
+            item(
+                "0123456788",
+                "000013",
+                "Emeka Nwosu",
+                &format!("{}", 100 + i),
+            )
+        })
+        .collect();
+    let batch = validated(&kit, "PAYROLL-SLOW", items).await;
+    let rates = FaultRates {
+        latency: std::time::Duration::from_millis(700),
+        seed: Some(7),
+        ..FaultRates::default()
+    };
+    kit.use_provider(Arc::new(FaultyProvider {
+        inner: Arc::new(SandboxProvider::new(kit.clock.clone())),
+        faults: Arc::new(Faults::random(rates, 7)),
+    }));
+    let code = bound_otp(&kit, &kit.owner_token, &batch).await;
+    authorise(&kit, &kit.owner_token, &batch, &code)
+        .await
+        .expect(ResponseCode::Success);
+    assert!(execute::work(kit.api.bank(), "test-worker").await.unwrap());
+    // 0.7 s an item: at most five prepared before 3 s have passed (fewer on a slow machine),
+    // then the rest.
+    let transactions = kit
+        .sql(
+            "SELECT xmin::text FROM transfers WHERE business_id = $1 AND transfer_type = 'inter' \
+             ORDER BY amount",
+        )
+        .bind(kit.business.business_id.clone())
+        .texts()
+        .await;
+    assert_eq!(transactions.len(), 7, "{transactions:?}");
+    let runs: Vec<usize> = transactions
+        .chunk_by(|a, b| a == b)
+        .map(|run| run.len())
+        .collect();
+    assert!(
+        runs.len() >= 2 && runs.iter().all(|run| *run <= 5),
+        "{runs:?}: {transactions:?}"
+    );
+    kit.assert_ledger_balances().await;
+}
+
 on_both_stores!(kind: a_held_payroll_is_approved_rejected_or_cancelled);
 
 /// `authorize_bulk_transfer_api` answers a retry under its key with the first answer.

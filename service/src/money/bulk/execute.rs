@@ -42,13 +42,18 @@ use super::authorise::release;
 use super::status::EXECUTING;
 use super::{banks_narration, view_with_outcomes};
 
-/// How long a worker holds a batch between two items: renewed by every item's commit, so a
-/// process that stopped leaves its batch to another within this. (A worker slower than this on
-/// one item loses the batch at that item's commit, which then writes nothing: never twice.)
+/// How long a worker holds a batch between two commits: renewed by every commit of an item or
+/// a run, so a process that stopped leaves its batch to another within this. (A worker slower
+/// than this loses the batch at its next commit, which then writes nothing: never twice.)
 pub const LEASE: Duration = Duration::from_secs(15);
 
 /// Items read at a time.
 const ITEMS_PER_READ: u64 = 200;
+
+/// The longest a run spends on its items before its transaction (an inter-bank item is screened
+/// by the provider, which may take seconds to answer): past it, the run is the items prepared so
+/// far, so the lease never runs out while a run is being prepared.
+const PREPARING_MAX: Duration = Duration::from_secs(3);
 
 /// Items paid in one transaction at most: one commit for all of them, the business's head held
 /// for as long (about 20 ms on PostgreSQL, during which its other payouts wait).
@@ -131,8 +136,13 @@ async fn pay_items(bank: &Bank, batch: &BulkTransferRow, owner: &str) -> Result<
             return Ok(true);
         };
         from = last.idx + 1;
-        for run in items.chunks(ITEMS_PER_COMMIT) {
-            match pay_run(bank, batch, owner, run, &payer_name).await? {
+        let mut at = 0;
+        while at < items.len() {
+            let run = &items[at..(at + ITEMS_PER_COMMIT).min(items.len())];
+            let (outcome, taken) = pay_run(bank, batch, owner, run, &payer_name).await?;
+            let run = &run[..taken];
+            at += taken;
+            match outcome {
                 Run::Paid => {}
                 Run::LeaseLost => return Ok(false),
                 Run::OneByOne => {
@@ -157,31 +167,42 @@ enum Run {
     OneByOne,
 }
 
-/// A run of items in one transaction: all paid, or none written when any is refused.
+/// The first items of `run` in one transaction: all paid, or none written when any is refused.
+/// Returns what became of them and how many were taken: all of `run`, or fewer when preparing
+/// them took [`PREPARING_MAX`] (the rest make the next run) or one was refused before the
+/// transaction (it and those before it go one by one).
 async fn pay_run(
     bank: &Bank,
     batch: &BulkTransferRow,
     owner: &str,
     run: &[BulkItemRow],
     payer_name: &str,
-) -> Result<Run, Error> {
+) -> Result<(Run, usize), Error> {
     if run.len() < 2 {
-        return Ok(Run::OneByOne);
+        return Ok((Run::OneByOne, run.len()));
     }
+    let started = std::time::Instant::now();
     let mut prepared = Vec::with_capacity(run.len());
     for item in run {
+        if !prepared.is_empty() && started.elapsed() >= PREPARING_MAX {
+            break;
+        }
         match prepare_item(bank, batch, item).await {
             Ok(recipient) => prepared.push((item, recipient)),
-            Err(refusal) if ITEM_REFUSALS.contains(&refusal.code()) => return Ok(Run::OneByOne),
+            Err(refusal) if ITEM_REFUSALS.contains(&refusal.code()) => {
+                return Ok((Run::OneByOne, prepared.len() + 1))
+            }
             Err(error) => return Err(error),
         }
     }
-    match write_items(bank, batch, owner, prepared, payer_name).await {
-        Ok(true) => Ok(Run::Paid),
-        Ok(false) => Ok(Run::LeaseLost),
-        Err(refusal) if ITEM_REFUSALS.contains(&refusal.code()) => Ok(Run::OneByOne),
-        Err(error) => Err(error),
-    }
+    let taken = prepared.len();
+    let outcome = match write_items(bank, batch, owner, prepared, payer_name).await {
+        Ok(true) => Run::Paid,
+        Ok(false) => Run::LeaseLost,
+        Err(refusal) if ITEM_REFUSALS.contains(&refusal.code()) => Run::OneByOne,
+        Err(error) => return Err(error),
+    };
+    Ok((outcome, taken))
 }
 
 /// One item: paid, or refused and failed. `false` when the lease was lost.
@@ -563,7 +584,9 @@ fn transfer_row(
         reversal_reference_number: None,
         initiated_by,
         initiated_via: initiated_via.to_owned(),
-        reviewed_by: batch.reviewed_by.clone(),
+        // As stored: a transfer is written unreviewed, and its event is made from this row (the
+        // batch's checker is the batch's `reviewed_by`).
+        reviewed_by: None,
         expires_at: None,
         created_at: at,
         updated_at: at,
