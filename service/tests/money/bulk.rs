@@ -9,7 +9,7 @@ use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, Reply, TestKit};
 use serde_json::{json, Value};
 
-use crate::support::balance;
+use crate::support::{a_transfer_holding, balance};
 
 /// `create_bulk_transfer_api` with the `Idempotency-Key` it requires.
 async fn create_api(kit: &TestKit, token: &str, key: &str, body: Value) -> Reply {
@@ -86,17 +86,7 @@ async fn a_payroll_is_judged_item_by_item_before_anything_moves(kit: TestKit) {
         .expect(ResponseCode::Success)
         .clone();
     // A transfer that holds the reference one item asks for.
-    let call = Call::new(
-        Operation::FundsTransferApi.path(),
-        Some(&api),
-        json!({"source_account_number": "1000000014", "source_account_name": "Adaeze Foods Ltd",
-               "beneficiary_account_number": "0123456788",
-               "beneficiary_account_name": "Emeka Nwosu", "bank_code": "000013",
-               "transfer_type": "inter", "amount": "1000", "reference": "SALARY-TAKEN"}),
-    );
-    kit.send(call.header("idempotency-key", "taken-1".to_owned()))
-        .await
-        .expect(ResponseCode::Success);
+    a_transfer_holding(&kit, &api, "SALARY-TAKEN").await;
     let before = balance(&kit, "1000000014").await;
 
     let item = |number: &str, bank: &str, name: &str, amount: &str, reference: &str| {

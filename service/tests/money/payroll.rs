@@ -18,7 +18,7 @@ use kobo::provider::sandbox::SandboxProvider;
 use kobo::testkit::{Call, Reply, StoreKind, TestKit};
 use serde_json::{json, Value};
 
-use crate::support::{approval_kit, balance, otp, payout_body};
+use crate::support::{a_transfer_holding, approval_kit, balance, otp, payout_body};
 
 /// Runs the validation worker, the executor and the NIP worker until none has work.
 pub async fn run_workers(kit: &TestKit) {
@@ -54,6 +54,33 @@ async fn get(kit: &TestKit, id: &str) -> Value {
     .await
     .expect(ResponseCode::Success)
     .clone()
+}
+
+/// The items of batch `id` as the owner reads them (up to 100), in order.
+async fn items_of(kit: &TestKit, id: &str) -> Vec<Value> {
+    kit.op(
+        Operation::FetchBulkTransferItems,
+        &kit.owner_token,
+        json!({"bulk_transfer_id": id, "page_size": 100}),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .as_array()
+    .expect("a page of items")
+    .clone()
+}
+
+/// `batch` authorised by its owner with a bound OTP and paid by the workers: as it then stands,
+/// `completed`.
+async fn authorised_and_paid(kit: &TestKit, batch: &Value) -> Value {
+    let code = bound_otp(kit, &kit.owner_token, batch).await;
+    authorise(kit, &kit.owner_token, batch, &code)
+        .await
+        .expect(ResponseCode::Success);
+    run_workers(kit).await;
+    let done = get(kit, batch["bulk_transfer_id"].as_str().unwrap()).await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    done
 }
 
 /// A validated batch of `items` from the main account, `skip_invalid`.
@@ -177,17 +204,7 @@ async fn a_payroll_is_authorised_once_and_paid_item_by_item(kit: TestKit) {
     assert!(done["completed_at"].is_string());
     assert_eq!(balance(&kit, "1000000014").await, "269945.75");
     assert_eq!(balance(&kit, &lagos.main_account_number).await, "450000.00");
-    let items = kit
-        .op(
-            Operation::FetchBulkTransferItems,
-            &owner,
-            json!({"bulk_transfer_id": id}),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .as_array()
-        .unwrap()
-        .clone();
+    let items = items_of(&kit, id).await;
     let outcomes: Vec<&str> = items
         .iter()
         .map(|i| i["outcome"].as_str().unwrap())
@@ -300,17 +317,9 @@ async fn a_held_payroll_is_approved_rejected_or_cancelled(kind: StoreKind) {
     assert_eq!(done["totals"]["released"], "50000.00");
     assert_eq!(balance(&kit, "1000000014").await, "900000.00");
     assert_eq!(balance(&kit, &kano.main_account_number).await, "0.00");
-    let items = kit
-        .op(
-            Operation::FetchBulkTransferItems,
-            &owner,
-            json!({"bulk_transfer_id": id}),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .clone();
+    let items = items_of(&kit, id.as_str().unwrap()).await;
     assert_eq!(items[1]["outcome"], "failed");
-    assert_eq!(items[1]["failure_code"], "83", "{items:#}");
+    assert_eq!(items[1]["failure_code"], "83", "{items:#?}");
 
     // Rejected, then cancelled: the reservation comes back whole.
     for (reference, end) in [("PAYROLL-B", "reject"), ("PAYROLL-C", "cancel")] {
@@ -468,38 +477,12 @@ async fn a_run_with_a_refused_item_pays_the_others_and_fails_that_one(kit: TestK
         .bind(&blocked)
         .execute()
         .await;
-    let call = Call::new(
-        Operation::FundsTransferApi.path(),
-        Some(&api),
-        json!({"source_account_number": "1000000014", "source_account_name": "Adaeze Foods Ltd",
-               "beneficiary_account_number": "0123456788",
-               "beneficiary_account_name": "Emeka Nwosu", "bank_code": "000013",
-               "transfer_type": "inter", "amount": "10", "reference": format!("RUN-{taken_at}")}),
-    );
-    kit.send(call.header("idempotency-key", "taken-run".to_owned()))
-        .await
-        .expect(ResponseCode::Success);
-    let code = bound_otp(&kit, &kit.owner_token, &batch).await;
-    authorise(&kit, &kit.owner_token, &batch, &code)
-        .await
-        .expect(ResponseCode::Success);
-    run_workers(&kit).await;
-
+    a_transfer_holding(&kit, &api, &format!("RUN-{taken_at}")).await;
+    let done = authorised_and_paid(&kit, &batch).await;
     let id = batch["bulk_transfer_id"].as_str().unwrap();
-    let done = get(&kit, id).await;
-    assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["counts"]["succeeded"], count - 2, "{done:#}");
     assert_eq!(done["counts"]["failed"], 2, "{done:#}");
-    let items = kit
-        .op(
-            Operation::FetchBulkTransferItems,
-            &kit.owner_token,
-            json!({"bulk_transfer_id": id, "page_size": 100}),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .clone();
-    let items = items.as_array().unwrap();
+    let items = items_of(&kit, id).await;
     assert_eq!(items.len(), count);
     for (i, item) in items.iter().enumerate() {
         let expected = match i {
@@ -593,24 +576,11 @@ async fn items_past_the_days_limit_fail_and_the_others_are_paid(kit: TestKit) {
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["counts"]["succeeded"], 7, "{done:#}");
     assert_eq!(done["counts"]["failed"], 3, "{done:#}");
-    let items = kit
-        .op(
-            Operation::FetchBulkTransferItems,
-            &kit.owner_token,
-            json!({"bulk_transfer_id": id}),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .clone();
-    let codes: Vec<&Value> = items
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| &item["failure_code"])
-        .collect();
+    let items = items_of(&kit, id).await;
+    let codes: Vec<&Value> = items.iter().map(|item| &item["failure_code"]).collect();
     let over = json!("83");
-    assert_eq!(codes[..7], [&Value::Null; 7], "{items:#}");
-    assert_eq!(codes[7..], [&over; 3], "{items:#}");
+    assert_eq!(codes[..7], [&Value::Null; 7], "{items:#?}");
+    assert_eq!(codes[7..], [&over; 3], "{items:#?}");
     assert_eq!(balance(&kit, &to).await, "1950.00");
     kit.assert_ledger_balances().await;
 }

@@ -2,7 +2,7 @@
 
 use generated_server::{Operation, ResponseCode};
 use kobo::platform::permissions::CHECKER_ROLE_ID;
-use kobo::testkit::{StoreKind, TestKit};
+use kobo::testkit::{Call, StoreKind, TestKit};
 use serde_json::{json, Value};
 
 use crate::races::roomy_budget;
@@ -118,4 +118,16 @@ async fn a_wait_in_another_database_is_not_the_kits() {
     assert_eq!(statements_waiting(&ours).await, 0);
     holding.commit().await.unwrap();
     waiter.await.unwrap();
+}
+
+/// A payout of NGN 10 from the main account to Emeka Nwosu at another bank, through the
+/// integration `api`, holding the client `reference`: an item that asks for it afterwards
+/// finds it taken.
+pub async fn a_transfer_holding(kit: &TestKit, api: &str, reference: &str) {
+    let mut body = payout_body("0123456788", "Emeka Nwosu", "000013", "10");
+    body["reference"] = json!(reference);
+    let call = Call::new(Operation::FundsTransferApi.path(), Some(api), body);
+    kit.send(call.header("idempotency-key", format!("holds-{reference}")))
+        .await
+        .expect(ResponseCode::Success);
 }
