@@ -15,7 +15,11 @@ use kobo::on_both_stores;
 use kobo::operator::businesses;
 use kobo::provider::faults::{FaultRates, Faults, FaultyProvider};
 use kobo::provider::sandbox::SandboxProvider;
-use kobo::testkit::{Call, Reply, StoreKind, TestKit};
+use kobo::provider::{
+    AccountOpening, BankInfo, BoxFuture, CoreBanking, Holder, IdentityNumbers, NipOutcome,
+    NipTransfer, ProviderError, VerifiedIdentity,
+};
+use kobo::testkit::{Call, Reply, StoreKind, TestKit, OWNER_PASSWORD};
 use serde_json::{json, Value};
 
 use crate::support::{a_transfer_holding, approval_kit, balance, otp, payout_body};
@@ -586,6 +590,169 @@ async fn items_past_the_days_limit_fail_and_the_others_are_paid(kit: TestKit) {
 }
 
 on_both_stores!(items_past_the_days_limit_fail_and_the_others_are_paid);
+
+/// A provider whose accounts change holder on command: `name_enquiry` then answers `renamed`
+/// for every account at another bank, and counts its calls.
+struct Renaming {
+    inner: SandboxProvider,
+    renamed: std::sync::Mutex<Option<String>>,
+    enquiries: std::sync::atomic::AtomicUsize,
+}
+
+impl CoreBanking for Renaming {
+    fn banks(&self) -> Vec<BankInfo> {
+        self.inner.banks()
+    }
+
+    fn name_enquiry<'a>(
+        &'a self,
+        bank_code: &'a str,
+        account_number: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Holder>, ProviderError>> {
+        Box::pin(async move {
+            self.enquiries
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let renamed = self.renamed.lock().unwrap().clone();
+            let found = self.inner.name_enquiry(bank_code, account_number).await?;
+            Ok(found.map(|holder| match renamed {
+                Some(name) => Holder {
+                    account_name: name,
+                    ..holder
+                },
+                None => holder,
+            }))
+        })
+    }
+
+    fn screen_transfer<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        self.inner.screen_transfer(transfer)
+    }
+
+    fn submit_transfer<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>> {
+        self.inner.submit_transfer(transfer)
+    }
+
+    fn transfer_status<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>> {
+        self.inner.transfer_status(transfer)
+    }
+
+    fn verify_identity<'a>(
+        &'a self,
+        numbers: &'a IdentityNumbers,
+    ) -> BoxFuture<'a, Result<VerifiedIdentity, ProviderError>> {
+        self.inner.verify_identity(numbers)
+    }
+
+    fn open_account<'a>(
+        &'a self,
+        opening: &'a AccountOpening<'a>,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        self.inner.open_account(opening)
+    }
+}
+
+/// The holder confirmed at validation is the one paid: a Kobo account renamed since fails its
+/// item `49` (the holder is read at every payment); at another bank, a name enquired more than
+/// `NAME_FRESH_FOR` ago (a batch held for approval, approved a day later) is enquired again,
+/// and an account whose holder changed fails `49`. Their money is released; the rest is paid.
+async fn a_holder_changed_since_validation_is_not_paid(mut kit: TestKit) {
+    let renaming = Arc::new(Renaming {
+        inner: SandboxProvider::new(kit.clock.clone()),
+        renamed: std::sync::Mutex::new(None),
+        enquiries: std::sync::atomic::AtomicUsize::new(0),
+    });
+    kit.use_provider(renaming.clone());
+    let api = kit.integration_token().await;
+    kit.credit(&api, "1000000014", "100000.00").await;
+    let (lagos, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "bola.ade@lagosfresh.ng")
+        .await;
+    let lagos_api = kit.integration_token_of(&lagos).await;
+    let payroll = kit.open_account(&lagos_api, "Payroll").await;
+    let items = vec![
+        item(
+            &payroll,
+            "090823",
+            "Lagos Fresh Produce Ltd - Payroll",
+            "100",
+        ),
+        item(
+            &lagos.main_account_number,
+            "090823",
+            "Lagos Fresh Produce Ltd",
+            "200",
+        ),
+        item("0123456788", "000013", "Emeka Nwosu", "300"),
+    ];
+    let fresh = validated(&kit, "PAYROLL-FRESH", items.clone()).await;
+    let stale = validated(&kit, "PAYROLL-STALE", items).await;
+    // The Kobo account is renamed; the other bank's account changes holder.
+    kit.sql("UPDATE accounts SET account_name = 'Kano Traders' WHERE account_number = $1")
+        .bind(&payroll)
+        .execute()
+        .await;
+    *renaming.renamed.lock().unwrap() = Some("Musa Danjuma".to_owned());
+    let before = renaming.enquiries.load(std::sync::atomic::Ordering::SeqCst);
+    // Paid at once: the other bank's name, enquired minutes ago, is not asked again.
+    let done = authorised_and_paid(&kit, &fresh).await;
+    assert_eq!(
+        renaming.enquiries.load(std::sync::atomic::Ordering::SeqCst),
+        before
+    );
+    let outcomes = |items: Vec<Value>| -> Vec<(Value, Value)> {
+        items
+            .into_iter()
+            .map(|item| (item["outcome"].clone(), item["failure_code"].clone()))
+            .collect()
+    };
+    let id = fresh["bulk_transfer_id"].as_str().unwrap();
+    assert_eq!(
+        outcomes(items_of(&kit, id).await),
+        [
+            (json!("failed"), json!("49")),
+            (json!("success"), Value::Null),
+            (json!("success"), Value::Null),
+        ],
+        "{done:#}"
+    );
+    // Paid 25 hours after its names were enquired: the other bank is asked again.
+    kit.clock.advance(chrono::Duration::hours(25));
+    let email = kit.business.owner_email.clone();
+    kit.owner_token = kit.login(&email, OWNER_PASSWORD).await;
+    let done = authorised_and_paid(&kit, &stale).await;
+    let id = stale["bulk_transfer_id"].as_str().unwrap();
+    let items = items_of(&kit, id).await;
+    assert_eq!(
+        outcomes(items.clone()),
+        [
+            (json!("failed"), json!("49")),
+            (json!("success"), Value::Null),
+            (json!("failed"), json!("49")),
+        ],
+        "{done:#}"
+    );
+    assert!(
+        items[2]["failure_message"]
+            .as_str()
+            .unwrap()
+            .contains("Musa Danjuma"),
+        "{items:#?}"
+    );
+    assert_eq!(balance(&kit, &payroll).await, "0.00");
+    assert_eq!(balance(&kit, &lagos.main_account_number).await, "400.00");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(a_holder_changed_since_validation_is_not_paid);
 
 /// A run stops preparing its items once that took `PREPARING_MAX` (here a provider that takes
 /// 0.7 s to screen each inter-bank item): the items prepared so far are one run, the rest the

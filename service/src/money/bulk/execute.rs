@@ -29,12 +29,12 @@ use crate::datastore::{self, Tx};
 use crate::error::{Error, OrInternal};
 use crate::kernel::store;
 use crate::kernel::store::StoreError;
-use crate::money::accounts::{self, AccountRow, KoboAccount};
+use crate::money::accounts::{self, AccountRow, HolderName, KoboAccount};
 use crate::money::amount::Kobo;
 use crate::money::bank::Bank;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
 use crate::money::transfers::{self, ApprovalState, TransferStatus};
-use crate::money::{fees, transactions};
+use crate::money::{banks, fees, transactions};
 use crate::outbox::events;
 use crate::provider::NipTransfer;
 
@@ -238,21 +238,41 @@ async fn pay_item(
     Ok(passed)
 }
 
-/// Before the item's transaction: an intra-bank recipient read again (`06` when gone), an
-/// inter-bank item screened by the provider.
+/// How old a name enquired at another bank may be when its item is paid: older (a batch held
+/// for approval, or paused), the name is enquired again. Within Kobo the holder is read at
+/// every payment.
+pub const NAME_FRESH_FOR: chrono::Duration = chrono::Duration::hours(24);
+
+/// Before the item's transaction: an intra-bank recipient read again (`06` when gone, `49` when
+/// its holder's name is no longer the one confirmed at validation); an inter-bank item's name
+/// enquired again when older than [`NAME_FRESH_FOR`] (`49` when it changed), then screened by the
+/// provider.
 async fn prepare_item(
     bank: &Bank,
     batch: &BulkTransferRow,
     item: &BulkItemRow,
 ) -> Result<Option<KoboAccount>, Error> {
+    let store = &bank.platform.store;
     if item.transfer_type.as_deref() == Some("intra") {
-        let found = accounts::find_by_number_anywhere(&bank.platform.store, &item.account_number)
+        let found = accounts::find_by_number_anywhere(store, &item.account_number)
             .await?
             .ok_or_else(|| {
                 Error::new(ResponseCode::BeneficiaryAccountNotFound)
                     .with_message(format!("Account {} no longer exists", item.account_number))
             })?;
+        still_the_holder(item, &found.holder_name())?;
         return Ok(Some(found));
+    }
+    let enquired = item.enquired_at.unwrap_or(batch.created_at);
+    if bank.platform.clock.now() - enquired > NAME_FRESH_FOR {
+        let found = banks::resolve(
+            store,
+            &*bank.provider,
+            &item.bank_code,
+            &item.account_number,
+        )
+        .await?;
+        still_the_holder(item, &found.account_name)?;
     }
     bank.provider
         .screen_transfer(&NipTransfer {
@@ -267,6 +287,21 @@ async fn prepare_item(
         })
         .await?;
     Ok(None)
+}
+
+/// `49` when the account's holder is now `name`, not the one confirmed when the item was
+/// validated: the payer confirmed a name, and its money goes to that holder or to no one.
+fn still_the_holder(item: &BulkItemRow, name: &str) -> Result<(), Error> {
+    if fees::same_name(holder(item), name) {
+        return Ok(());
+    }
+    Err(
+        Error::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+            "Beneficiary name does not match: account {} is now held by {name}, not {}",
+            item.account_number,
+            holder(item)
+        )),
+    )
 }
 
 /// The holder's name as the bank gave it at validation.
