@@ -2667,7 +2667,7 @@ pub struct BulkTransferItem {
     pub confirmed_name: ::std::option::Option<::std::string::String>,
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub enquired_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-    ///Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it).
+    ///Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `49` (the account's holder is no longer the name confirmed at validation: a Kobo account's holder is read at every payment, another bank's name enquired again when it is more than 24 hours old), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it).
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub failure_code: ::std::option::Option<::std::string::String>,
     #[serde(deserialize_with = "::std::option::Option::deserialize")]

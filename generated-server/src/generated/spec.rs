@@ -15882,7 +15882,7 @@ components:
         failure_code:
           type: string
           nullable: true
-          description: 'Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient''s Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day''s limit, the recipient cannot receive it, or the provider refused it).'
+          description: 'Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient''s Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `49` (the account''s holder is no longer the name confirmed at validation: a Kobo account''s holder is read at every payment, another bank''s name enquired again when it is more than 24 hours old), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day''s limit, the recipient cannot receive it, or the provider refused it).'
         failure_message:
           type: string
           nullable: true
@@ -38077,7 +38077,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "failure_code": {
             "type": "string",
             "nullable": true,
-            "description": "Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it)."
+            "description": "Why a valid item was refused when it was to be paid, as a transfer would have answered: `06` (the recipient's Kobo account no longer exists), `26` (another transfer took its `reference` since it was validated), `49` (the account's holder is no longer the name confirmed at validation: a Kobo account's holder is read at every payment, another bank's name enquired again when it is more than 24 hours old), `48` (the source account is no longer active), `60` (the business is not active), `83` (the day's limit, the recipient cannot receive it, or the provider refused it)."
           },
           "failure_message": {
             "type": "string",
