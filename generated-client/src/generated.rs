@@ -2441,6 +2441,12 @@ cannot be paid; `skip_invalid`, the batch goes on without it.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub created_by_name: ::std::option::Option<::std::string::String>,
         pub created_via: BulkTransferCreatedVia,
+        /**When its items are paid, at the earliest, as `create_bulk_transfer` asked: authorised
+before then, the batch is `scheduled` until this time; null to pay as soon as it is
+authorised.
+*/
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub execute_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
@@ -2971,7 +2977,8 @@ reversed.
 be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
 and reserved, held for a checker), `rejected` (by a checker, its reservation released),
 `expired` (held and not reviewed before its `expires_at`, its reservation released),
-`executing` (its items being paid), `completed` (every item has its outcome).
+`scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items
+being paid), `completed` (every item has its outcome).
 */
     #[derive(
         ::serde::Deserialize,
@@ -3000,6 +3007,8 @@ and reserved, held for a checker), `rejected` (by a checker, its reservation rel
         Rejected,
         #[serde(rename = "expired")]
         Expired,
+        #[serde(rename = "scheduled")]
+        Scheduled,
         #[serde(rename = "executing")]
         Executing,
         #[serde(rename = "completed")]
@@ -3015,6 +3024,7 @@ and reserved, held for a checker), `rejected` (by a checker, its reservation rel
                 Self::PendingApproval => f.write_str("pending_approval"),
                 Self::Rejected => f.write_str("rejected"),
                 Self::Expired => f.write_str("expired"),
+                Self::Scheduled => f.write_str("scheduled"),
                 Self::Executing => f.write_str("executing"),
                 Self::Completed => f.write_str("completed"),
             }
@@ -3033,6 +3043,7 @@ and reserved, held for a checker), `rejected` (by a checker, its reservation rel
                 "pending_approval" => Ok(Self::PendingApproval),
                 "rejected" => Ok(Self::Rejected),
                 "expired" => Ok(Self::Expired),
+                "scheduled" => Ok(Self::Scheduled),
                 "executing" => Ok(Self::Executing),
                 "completed" => Ok(Self::Completed),
                 _ => Err("invalid value".into()),
@@ -4254,6 +4265,15 @@ value is Kobo's extension.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct CreateBulkTransferRequest {
+        /**Pay the batch at this time, not before (since 2.8.0): a scheduled payment, such as a
+salary run on the 25th at 09:00 Lagos time (`2026-12-25T09:00:00+01:00`). At least a
+minute after the request and at most 90 days after it (`01`). Authorised before
+then, the batch's total is reserved at once and it is `scheduled` until this time;
+its items are then paid with every rule checked at that moment. Authorised or
+approved after it, the batch is paid at once. Omitted: paid as soon as authorised.
+*/
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub execute_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub items: ::std::vec::Vec<BulkTransferItemRequest>,
         ///The narration of every item that has none of its own.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -9342,7 +9362,8 @@ minutes); every request made with the token starts them again, up to `expires_in
 be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
 and reserved, held for a checker), `rejected` (by a checker, its reservation released),
 `expired` (held and not reviewed before its `expires_at`, its reservation released),
-`executing` (its items being paid), `completed` (every item has its outcome).
+`scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items
+being paid), `completed` (every item has its outcome).
 */
     #[derive(
         ::serde::Deserialize,
@@ -9371,6 +9392,8 @@ and reserved, held for a checker), `rejected` (by a checker, its reservation rel
         Rejected,
         #[serde(rename = "expired")]
         Expired,
+        #[serde(rename = "scheduled")]
+        Scheduled,
         #[serde(rename = "executing")]
         Executing,
         #[serde(rename = "completed")]
@@ -9386,6 +9409,7 @@ and reserved, held for a checker), `rejected` (by a checker, its reservation rel
                 Self::PendingApproval => f.write_str("pending_approval"),
                 Self::Rejected => f.write_str("rejected"),
                 Self::Expired => f.write_str("expired"),
+                Self::Scheduled => f.write_str("scheduled"),
                 Self::Executing => f.write_str("executing"),
                 Self::Completed => f.write_str("completed"),
             }
@@ -9404,6 +9428,7 @@ and reserved, held for a checker), `rejected` (by a checker, its reservation rel
                 "pending_approval" => Ok(Self::PendingApproval),
                 "rejected" => Ok(Self::Rejected),
                 "expired" => Ok(Self::Expired),
+                "scheduled" => Ok(Self::Scheduled),
                 "executing" => Ok(Self::Executing),
                 "completed" => Ok(Self::Completed),
                 _ => Err("invalid value".into()),
@@ -17594,6 +17619,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 super::BulkTransferCreatedVia,
                 ::std::string::String,
             >,
+            execute_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
             expires_at: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
@@ -17671,6 +17700,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                         "no value supplied for created_by_name".to_string(),
                     ),
                     created_via: Err("no value supplied for created_via".to_string()),
+                    execute_at: Err("no value supplied for execute_at".to_string()),
                     expires_at: Err("no value supplied for expires_at".to_string()),
                     narration: Err("no value supplied for narration".to_string()),
                     on_invalid: Err("no value supplied for on_invalid".to_string()),
@@ -17835,6 +17865,20 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for created_via: {e}")
+                    });
+                self
+            }
+            pub fn execute_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.execute_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for execute_at: {e}")
                     });
                 self
             }
@@ -18022,6 +18066,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     created_by: value.created_by?,
                     created_by_name: value.created_by_name?,
                     created_via: value.created_via?,
+                    execute_at: value.execute_at?,
                     expires_at: value.expires_at?,
                     narration: value.narration?,
                     on_invalid: value.on_invalid?,
@@ -18052,6 +18097,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     created_by: Ok(value.created_by),
                     created_by_name: Ok(value.created_by_name),
                     created_via: Ok(value.created_via),
+                    execute_at: Ok(value.execute_at),
                     expires_at: Ok(value.expires_at),
                     narration: Ok(value.narration),
                     on_invalid: Ok(value.on_invalid),
@@ -20512,6 +20558,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         }
         #[derive(Clone, Debug)]
         pub struct CreateBulkTransferRequest {
+            execute_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
             items: ::std::result::Result<
                 ::std::vec::Vec<super::BulkTransferItemRequest>,
                 ::std::string::String,
@@ -20536,6 +20586,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl ::std::default::Default for CreateBulkTransferRequest {
             fn default() -> Self {
                 Self {
+                    execute_at: Ok(Default::default()),
                     items: Err("no value supplied for items".to_string()),
                     narration: Ok(Default::default()),
                     on_invalid: Err("no value supplied for on_invalid".to_string()),
@@ -20547,6 +20598,20 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         impl CreateBulkTransferRequest {
+            pub fn execute_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.execute_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for execute_at: {e}")
+                    });
+                self
+            }
             pub fn items<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<
@@ -20623,6 +20688,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 value: CreateBulkTransferRequest,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    execute_at: value.execute_at?,
                     items: value.items?,
                     narration: value.narration?,
                     on_invalid: value.on_invalid?,
@@ -20635,6 +20701,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         for CreateBulkTransferRequest {
             fn from(value: super::CreateBulkTransferRequest) -> Self {
                 Self {
+                    execute_at: Ok(value.execute_at),
                     items: Ok(value.items),
                     narration: Ok(value.narration),
                     on_invalid: Ok(value.on_invalid),
@@ -42141,7 +42208,8 @@ that item invalid (`26`). Audit-log action `create_bulk_transfer`.
 Permission: `transfer.initiate`.
 
 Errors:
-- `01` a field is missing or malformed, an item names both or neither of `beneficiary_id`
+- `01` a field is missing or malformed, `execute_at` is less than a minute or more than
+  90 days ahead, an item names both or neither of `beneficiary_id`
   and the account's fields, or two items share a `reference`.
 - `26` the batch's `reference` belongs to another bulk transfer of the business.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
@@ -42181,9 +42249,9 @@ request wrote.
 Integration token.
 
 Errors:
-- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, an item
-  names both or neither of `beneficiary_id` and the account's fields, or two items share a
-  `reference`.
+- `01` a field is missing or malformed, the `Idempotency-Key` header is missing,
+  `execute_at` is less than a minute or more than 90 days ahead, an item names both or
+  neither of `beneficiary_id` and the account's fields, or two items share a `reference`.
 - `26` the batch's `reference` belongs to another bulk transfer of the business.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
@@ -42380,8 +42448,9 @@ let response = client.fetch_bulk_transfer_items_api()
 
 Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised
 (`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the
-validation of its items stops) or one the approval policy holds (`pending_approval`: its
-whole reservation is released to the source account, as one credit). The batch is
+validation of its items stops), one the approval policy holds (`pending_approval`) or
+one waiting for its `execute_at` (`scheduled`): a held or scheduled batch's whole
+reservation is released to the source account, as one credit. The batch is
 answered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log
 action `cancel_bulk_transfer`.
 
@@ -42498,6 +42567,11 @@ reserved and held `pending_approval` as a whole: another member approves it
 reservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72
 hours), its reservation released. Otherwise it is `executing` at once.
 
+**A scheduled batch.** A batch created with an `execute_at` still ahead is reserved now
+and `scheduled` (approved, when held) until that time; the worker then pays it with every
+rule above checked at that moment, the items counting against that day's limit. It can
+be cancelled until then, its reservation released.
+
 Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log
 action `authorize_bulk_transfer`.
 
@@ -42582,7 +42656,8 @@ let response = client.authorize_bulk_transfer_api()
 
 Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),
 with the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is
-already reserved: the batch becomes `executing` and its items are paid as
+already reserved: the batch becomes `executing` (`scheduled` when its `execute_at` is
+still ahead) and its items are paid as
 `authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and
 checker are two people: the member who authorised it, or who issued the integration
 credentials it was authorised with, cannot approve it (`43`). Audit-log action

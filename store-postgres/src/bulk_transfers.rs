@@ -22,7 +22,7 @@ macro_rules! batch_row {
                  item_count, valid_count, invalid_count, total_amount, total_fee, total_vat,
                  created_by, created_via, attempts, validated_at, cancelled_at, created_at,
                  updated_at, authorised_by, credential_issued_by, authorised_at, reviewed_by,
-                 reviewed_at, review_reason, expires_at, reserved, paid, released, next_index, executed_at,
+                 reviewed_at, review_reason, expires_at, execute_at, reserved, paid, released, next_index, executed_at,
                  completed_at, created_by_name, authorised_by_name, reviewed_by_name
                FROM bulk_transfers "# + $where,
             $($arg),*
@@ -53,8 +53,9 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
         sqlx::query!(
             "INSERT INTO bulk_transfers (id, business_id, reference, source_account_id, \
                on_invalid, status, narration, item_count, created_by, created_via, \
-               next_attempt_at, created_at, updated_at, source_account_number, created_by_name) \
-             VALUES ($1, $2, $3, $4, $5, 'validating', $6, $7, $8, $9, $10, $10, $10, $11, $12)",
+               next_attempt_at, created_at, updated_at, source_account_number, created_by_name, \
+               execute_at) \
+             VALUES ($1, $2, $3, $4, $5, 'validating', $6, $7, $8, $9, $10, $10, $10, $11, $12, $13)",
             batch.id,
             new_id(&batch.business_id)?,
             batch.reference,
@@ -66,7 +67,8 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             batch.created_via,
             batch.now,
             batch.source_account_number,
-            batch.created_by_name
+            batch.created_by_name,
+            batch.execute_at
         )
         .execute(&mut **tx)
         .await?;
@@ -364,7 +366,7 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             "UPDATE bulk_transfers SET status = $3, authorised_by = $4, credential_issued_by = $5, \
                authorised_at = $6::timestamptz, reserved = $7, updated_at = $6, \
                authorised_by_name = $8, expires_at = $9, \
-               next_attempt_at = CASE WHEN $3 = 'executing' THEN $6::timestamptz END \
+               next_attempt_at = $10 \
              WHERE business_id = $1 AND id = $2 AND status = 'validated' RETURNING id",
             id(business_id),
             batch_id,
@@ -374,7 +376,8 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             authorisation.at,
             authorisation.reserved,
             authorisation.by_name,
-            authorisation.expires_at
+            authorisation.expires_at,
+            authorisation.due
         )
         .fetch_optional(&mut **tx)
         .await?;
@@ -388,13 +391,14 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
         end: &HoldEnd<'_>,
     ) -> Result<Option<BulkTransferRow>, StoreError> {
         let moved = sqlx::query_scalar!(
-            "UPDATE bulk_transfers SET status = $3, reviewed_by = $4, \
-               reviewed_at = CASE WHEN $4::text IS NULL THEN NULL ELSE $7::timestamptz END, \
-               review_reason = $5, released = released + $6, updated_at = $7, \
-               reviewed_by_name = $8, expires_at = NULL, \
+            "UPDATE bulk_transfers SET status = $3, reviewed_by = COALESCE($4, reviewed_by), \
+               reviewed_at = CASE WHEN $4::text IS NULL THEN reviewed_at ELSE $7::timestamptz END, \
+               review_reason = COALESCE($5, review_reason), released = released + $6, \
+               updated_at = $7, reviewed_by_name = COALESCE($8, reviewed_by_name), \
+               expires_at = NULL, \
                cancelled_at = CASE WHEN $3 = 'cancelled' THEN $7::timestamptz END, \
-               next_attempt_at = CASE WHEN $3 = 'executing' THEN $7::timestamptz END \
-             WHERE business_id = $1 AND id = $2 AND status = 'pending_approval' RETURNING id",
+               next_attempt_at = $10 \
+             WHERE business_id = $1 AND id = $2 AND status = $9 RETURNING id",
             id(business_id),
             batch_id,
             end.to,
@@ -402,11 +406,24 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             end.reason,
             end.released,
             end.at,
-            end.reviewer_name
+            end.reviewer_name,
+            end.from,
+            end.due
         )
         .fetch_optional(&mut **tx)
         .await?;
         reread(tx, moved).await
+    }
+
+    async fn start_scheduled(tx: &mut Tx, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let started = sqlx::query!(
+            "UPDATE bulk_transfers SET status = 'executing', updated_at = $1 \
+             WHERE status = 'scheduled' AND next_attempt_at <= $1",
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(started.rows_affected())
     }
 
     async fn pass_item(
@@ -515,7 +532,8 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
     async fn reserving(tx: &mut Tx, account_id: &str) -> Result<Option<uuid::Uuid>, StoreError> {
         Ok(sqlx::query_scalar!(
             "SELECT id FROM bulk_transfers WHERE source_account_id = $1 \
-               AND (status = 'pending_approval' OR (status = 'executing' AND executed_at IS NULL)) \
+               AND (status IN ('pending_approval', 'scheduled') \
+                    OR (status = 'executing' AND executed_at IS NULL)) \
              LIMIT 1",
             id(account_id)
         )

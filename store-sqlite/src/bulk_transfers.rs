@@ -42,6 +42,7 @@ struct Stored {
     reviewed_at: Option<DateTime<Utc>>,
     review_reason: Option<String>,
     expires_at: Option<DateTime<Utc>>,
+    execute_at: Option<DateTime<Utc>>,
     reserved: i64,
     paid: i64,
     released: i64,
@@ -84,6 +85,7 @@ impl Stored {
             reviewed_at: self.reviewed_at,
             review_reason: self.review_reason,
             expires_at: self.expires_at,
+            execute_at: self.execute_at,
             reserved: self.reserved,
             paid: self.paid,
             released: self.released,
@@ -112,7 +114,8 @@ macro_rules! stored {
                  authorised_by, credential_issued_by,
                  authorised_at AS "authorised_at: DateTime<Utc>", reviewed_by,
                  reviewed_at AS "reviewed_at: DateTime<Utc>", review_reason,
-                 expires_at AS "expires_at: DateTime<Utc>", reserved, paid,
+                 expires_at AS "expires_at: DateTime<Utc>",
+                 execute_at AS "execute_at: DateTime<Utc>", reserved, paid,
                  released, next_index, executed_at AS "executed_at: DateTime<Utc>",
                  completed_at AS "completed_at: DateTime<Utc>", created_by_name,
                  authorised_by_name, reviewed_by_name
@@ -195,11 +198,13 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
         let id = batch.id.to_string();
         let now = timestamp(batch.now);
         let count = items.len() as i64;
+        let execute_at = batch.execute_at.map(timestamp);
         sqlx::query!(
             "INSERT INTO bulk_transfers (id, business_id, reference, source_account_id, \
                on_invalid, status, narration, item_count, created_by, created_via, \
-               next_attempt_at, created_at, updated_at, source_account_number, created_by_name) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 'validating', ?6, ?7, ?8, ?9, ?10, ?10, ?10, ?11, ?12)",
+               next_attempt_at, created_at, updated_at, source_account_number, created_by_name, \
+               execute_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 'validating', ?6, ?7, ?8, ?9, ?10, ?10, ?10, ?11, ?12, ?13)",
             id,
             batch.business_id,
             batch.reference,
@@ -211,7 +216,8 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             batch.created_via,
             now,
             batch.source_account_number,
-            batch.created_by_name
+            batch.created_by_name,
+            execute_at
         )
         .execute(&mut **tx)
         .await?;
@@ -503,11 +509,11 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
         let batch_id = batch_id.to_string();
         let at = timestamp(authorisation.at);
         let expires_at = authorisation.expires_at.map(timestamp);
+        let due = authorisation.due.map(timestamp);
         let moved = sqlx::query_scalar!(
             r#"UPDATE bulk_transfers SET status = ?3, authorised_by = ?4,
                  credential_issued_by = ?5, authorised_at = ?6, reserved = ?7, updated_at = ?6,
-                 authorised_by_name = ?8, expires_at = ?9,
-                 next_attempt_at = CASE WHEN ?3 = 'executing' THEN ?6 END
+                 authorised_by_name = ?8, expires_at = ?9, next_attempt_at = ?10
                WHERE business_id = ?1 AND id = ?2 AND status = 'validated'
                RETURNING id AS "id!""#,
             business_id,
@@ -518,7 +524,8 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             at,
             authorisation.reserved,
             authorisation.by_name,
-            expires_at
+            expires_at,
+            due
         )
         .fetch_optional(&mut **tx)
         .await?;
@@ -536,14 +543,16 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
     ) -> Result<Option<BulkTransferRow>, StoreError> {
         let batch_id = batch_id.to_string();
         let at = timestamp(end.at);
+        let due = end.due.map(timestamp);
         let moved = sqlx::query_scalar!(
-            r#"UPDATE bulk_transfers SET status = ?3, reviewed_by = ?4,
-                 reviewed_at = CASE WHEN ?4 IS NULL THEN NULL ELSE ?7 END,
-                 review_reason = ?5, released = released + ?6, updated_at = ?7,
-                 reviewed_by_name = ?8, expires_at = NULL,
+            r#"UPDATE bulk_transfers SET status = ?3, reviewed_by = COALESCE(?4, reviewed_by),
+                 reviewed_at = CASE WHEN ?4 IS NULL THEN reviewed_at ELSE ?7 END,
+                 review_reason = COALESCE(?5, review_reason), released = released + ?6,
+                 updated_at = ?7, reviewed_by_name = COALESCE(?8, reviewed_by_name),
+                 expires_at = NULL,
                  cancelled_at = CASE WHEN ?3 = 'cancelled' THEN ?7 END,
-                 next_attempt_at = CASE WHEN ?3 = 'executing' THEN ?7 END
-               WHERE business_id = ?1 AND id = ?2 AND status = 'pending_approval'
+                 next_attempt_at = ?10
+               WHERE business_id = ?1 AND id = ?2 AND status = ?9
                RETURNING id AS "id!""#,
             business_id,
             batch_id,
@@ -552,7 +561,9 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             end.reason,
             end.released,
             at,
-            end.reviewer_name
+            end.reviewer_name,
+            end.from,
+            due
         )
         .fetch_optional(&mut **tx)
         .await?;
@@ -560,6 +571,18 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
             Some(moved) => reread(tx, &moved).await,
             None => Ok(None),
         }
+    }
+
+    async fn start_scheduled(tx: &mut Tx, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let now = timestamp(now);
+        let started = sqlx::query!(
+            "UPDATE bulk_transfers SET status = 'executing', updated_at = ?1 \
+             WHERE status = 'scheduled' AND next_attempt_at <= ?1",
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(started.rows_affected())
     }
 
     async fn pass_item(
@@ -687,7 +710,8 @@ impl kobo_store::bulk_transfers::BulkTransfers for crate::Backend {
     async fn reserving(tx: &mut Tx, account_id: &str) -> Result<Option<uuid::Uuid>, StoreError> {
         let found = sqlx::query_scalar!(
             r#"SELECT id AS "id!" FROM bulk_transfers WHERE source_account_id = ?1
-                 AND (status = 'pending_approval' OR (status = 'executing' AND executed_at IS NULL))
+                 AND (status IN ('pending_approval', 'scheduled')
+                      OR (status = 'executing' AND executed_at IS NULL))
                LIMIT 1"#,
             account_id
         )

@@ -44,6 +44,8 @@ pub struct BulkTransferRow {
     pub review_reason: Option<String>,
     /// When a held batch expires unreviewed.
     pub expires_at: Option<DateTime<Utc>>,
+    /// When its items are paid, at the earliest (a scheduled payment); `None`: once authorised.
+    pub execute_at: Option<DateTime<Utc>>,
     /// Kobo set aside at authorisation, moved out to items' transfers, returned unspent.
     pub reserved: i64,
     pub paid: i64,
@@ -70,11 +72,12 @@ pub struct Outcomes {
     pub reversed: i64,
 }
 
-/// A batch's move at authorisation: out of `validated` to `to` (`executing`, due at `at`, or
-/// `pending_approval`), `reserved` set aside.
+/// A batch's move at authorisation: out of `validated` to `to` (`executing` or `scheduled`, taken
+/// up by the executor from `due`; or `pending_approval`), `reserved` set aside.
 #[derive(Clone, Copy, Debug)]
 pub struct Authorisation<'a> {
     pub to: &'a str,
+    pub due: Option<DateTime<Utc>>,
     pub by: &'a str,
     pub by_name: Option<&'a str>,
     pub credential_issued_by: Option<&'a str>,
@@ -84,11 +87,14 @@ pub struct Authorisation<'a> {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-/// A held batch's move out of `pending_approval` to `to` (`executing`, due at `at`;
-/// `rejected`; `cancelled`; `expired`), by `reviewer` when a checker decided, `released` given back.
+/// A move of a batch whose money is held, out of `from` (`pending_approval`, or `scheduled`) to
+/// `to` (`executing` or `scheduled`, taken up by the executor from `due`; `rejected`;
+/// `cancelled`; `expired`), by `reviewer` when a checker decided, `released` given back.
 #[derive(Clone, Copy, Debug)]
 pub struct HoldEnd<'a> {
+    pub from: &'a str,
     pub to: &'a str,
+    pub due: Option<DateTime<Utc>>,
     pub reviewer: Option<&'a str>,
     pub reviewer_name: Option<&'a str>,
     pub reason: Option<&'a str>,
@@ -109,6 +115,8 @@ pub struct NewBulkTransfer {
     pub created_by: String,
     pub created_by_name: Option<String>,
     pub created_via: String,
+    /// When to pay it, at the earliest.
+    pub execute_at: Option<DateTime<Utc>>,
     pub now: DateTime<Utc>,
 }
 
@@ -239,9 +247,12 @@ crate::contract! {
             id: &uuid::Uuid,
             authorisation: &Authorisation<'_>,
         ) -> Option<BulkTransferRow>;
-        /// Held batch `id` of the business moves out of `pending_approval` as `end` says: the
-        /// batch as it is then, else `None` and nothing written.
+        /// Batch `id` of the business, its money held, moves out of `end.from` as `end` says:
+        /// the batch as it is then, else `None` (it was not in `end.from`) and nothing written.
         tx fn end_hold(business_id: &str, id: &uuid::Uuid, end: &HoldEnd<'_>) -> Option<BulkTransferRow>;
+        /// Scheduled batches whose time came (taken up from before `now`) are `executing`: how
+        /// many.
+        tx fn start_scheduled(now: DateTime<Utc>) -> u64;
         /// Item `idx` of batch `id` is done: the cursor moves past it, `paid` more kobo moved out
         /// of the reservation, the item's refusal kept when it was refused (`failure`), the
         /// lease held to `until`; if `owner` holds the lease and the cursor had not passed the
@@ -264,7 +275,7 @@ crate::contract! {
         /// has no row).
         conn fn outcomes(ids: &[uuid::Uuid]) -> Vec<Outcomes>;
         /// A batch whose reservation still holds money of account `account_id` (held for
-        /// approval, or executing and not yet released), if one does.
+        /// approval, scheduled, or executing and not yet released), if one does.
         tx fn reserving(account_id: &str) -> Option<uuid::Uuid>;
         /// Held batches whose `expires_at` passed at `now`, as `(business, id)`: at most 100.
         pool fn due_holds(now: DateTime<Utc>) -> Vec<(String, uuid::Uuid)>;

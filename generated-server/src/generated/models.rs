@@ -2478,6 +2478,12 @@ pub struct BulkTransfer {
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub created_by_name: ::std::option::Option<::std::string::String>,
     pub created_via: BulkTransferCreatedVia,
+    /**When its items are paid, at the earliest, as `create_bulk_transfer` asked: authorised
+before then, the batch is `scheduled` until this time; null to pay as soon as it is
+authorised.
+*/
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub execute_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     ///Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
@@ -3003,7 +3009,8 @@ pub struct BulkTransferResponse {
 be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
 and reserved, held for a checker), `rejected` (by a checker, its reservation released),
 `expired` (held and not reviewed before its `expires_at`, its reservation released),
-`executing` (its items being paid), `completed` (every item has its outcome).
+`scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items
+being paid), `completed` (every item has its outcome).
 */
 #[derive(
     ::serde::Deserialize,
@@ -3033,6 +3040,8 @@ pub enum BulkTransferStatus {
     Rejected,
     #[serde(rename = "expired")]
     Expired,
+    #[serde(rename = "scheduled")]
+    Scheduled,
     #[serde(rename = "executing")]
     Executing,
     #[serde(rename = "completed")]
@@ -3048,6 +3057,7 @@ impl ::std::fmt::Display for BulkTransferStatus {
             Self::PendingApproval => f.write_str("pending_approval"),
             Self::Rejected => f.write_str("rejected"),
             Self::Expired => f.write_str("expired"),
+            Self::Scheduled => f.write_str("scheduled"),
             Self::Executing => f.write_str("executing"),
             Self::Completed => f.write_str("completed"),
         }
@@ -3066,6 +3076,7 @@ impl ::std::str::FromStr for BulkTransferStatus {
             "pending_approval" => Ok(Self::PendingApproval),
             "rejected" => Ok(Self::Rejected),
             "expired" => Ok(Self::Expired),
+            "scheduled" => Ok(Self::Scheduled),
             "executing" => Ok(Self::Executing),
             "completed" => Ok(Self::Completed),
             _ => Err("invalid value".into()),
@@ -4335,6 +4346,15 @@ impl<'de> ::serde::Deserialize<'de> for CreateBulkTransferIdempotencyKey {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBulkTransferRequest {
+    /**Pay the batch at this time, not before (since 2.8.0): a scheduled payment, such as a
+salary run on the 25th at 09:00 Lagos time (`2026-12-25T09:00:00+01:00`). At least a
+minute after the request and at most 90 days after it (`01`). Authorised before
+then, the batch's total is reserved at once and it is `scheduled` until this time;
+its items are then paid with every rule checked at that moment. Authorised or
+approved after it, the batch is paid at once. Omitted: paid as soon as authorised.
+*/
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub execute_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     pub items: ::std::vec::Vec<BulkTransferItemRequest>,
     ///The narration of every item that has none of its own.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -9396,7 +9416,8 @@ impl ::std::convert::TryFrom<::std::string::String> for OpenAuditAction {
 be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
 and reserved, held for a checker), `rejected` (by a checker, its reservation released),
 `expired` (held and not reviewed before its `expires_at`, its reservation released),
-`executing` (its items being paid), `completed` (every item has its outcome).
+`scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items
+being paid), `completed` (every item has its outcome).
 */
 #[derive(
     ::serde::Deserialize,
@@ -9426,6 +9447,8 @@ pub enum OpenBulkTransferStatus {
     Rejected,
     #[serde(rename = "expired")]
     Expired,
+    #[serde(rename = "scheduled")]
+    Scheduled,
     #[serde(rename = "executing")]
     Executing,
     #[serde(rename = "completed")]
@@ -9441,6 +9464,7 @@ impl ::std::fmt::Display for OpenBulkTransferStatus {
             Self::PendingApproval => f.write_str("pending_approval"),
             Self::Rejected => f.write_str("rejected"),
             Self::Expired => f.write_str("expired"),
+            Self::Scheduled => f.write_str("scheduled"),
             Self::Executing => f.write_str("executing"),
             Self::Completed => f.write_str("completed"),
         }
@@ -9459,6 +9483,7 @@ impl ::std::str::FromStr for OpenBulkTransferStatus {
             "pending_approval" => Ok(Self::PendingApproval),
             "rejected" => Ok(Self::Rejected),
             "expired" => Ok(Self::Expired),
+            "scheduled" => Ok(Self::Scheduled),
             "executing" => Ok(Self::Executing),
             "completed" => Ok(Self::Completed),
             _ => Err("invalid value".into()),

@@ -6465,6 +6465,11 @@ pub const COMPONENTS: &str = r##"{
           "maxLength": 100,
           "description": "The narration of every item that has none of its own."
         },
+        "execute_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "Pay the batch at this time, not before (since 2.8.0): a scheduled payment, such as a\nsalary run on the 25th at 09:00 Lagos time (`2026-12-25T09:00:00+01:00`). At least a\nminute after the request and at most 90 days after it (`01`). Authorised before\nthen, the batch's total is reserved at once and it is `scheduled` until this time;\nits items are then paid with every rule checked at that moment. Authorised or\napproved after it, the batch is paid at once. Omitted: paid as soon as authorised.\n"
+        },
         "items": {
           "type": "array",
           "minItems": 1,
@@ -6690,7 +6695,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "BulkTransferStatus": {
       "type": "string",
-      "description": "Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to\nbe authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised\nand reserved, held for a checker), `rejected` (by a checker, its reservation released),\n`expired` (held and not reviewed before its `expires_at`, its reservation released),\n`executing` (its items being paid), `completed` (every item has its outcome).\n",
+      "description": "Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to\nbe authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised\nand reserved, held for a checker), `rejected` (by a checker, its reservation released),\n`expired` (held and not reviewed before its `expires_at`, its reservation released),\n`scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items\nbeing paid), `completed` (every item has its outcome).\n",
       "enum": [
         "validating",
         "validated",
@@ -6699,13 +6704,14 @@ pub const COMPONENTS: &str = r##"{
         "pending_approval",
         "rejected",
         "expired",
+        "scheduled",
         "executing",
         "completed"
       ]
     },
     "OpenBulkTransferStatus": {
       "type": "string",
-      "description": "A `BulkTransferStatus` as a response carries it: a plain string, one of the values known\ntoday (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,\n`expired`, `executing`, `completed`: `BulkTransferStatus` names them)\nor a value added in a later minor release. Compare it with `BulkTransferStatus`'s values\nand keep any other value: generated clients type it as a string, so none refuses an\nanswer over a value it does not know.\n"
+      "description": "A `BulkTransferStatus` as a response carries it: a plain string, one of the values known\ntoday (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,\n`expired`, `scheduled`, `executing`, `completed`: `BulkTransferStatus` names them)\nor a value added in a later minor release. Compare it with `BulkTransferStatus`'s values\nand keep any other value: generated clients type it as a string, so none refuses an\nanswer over a value it does not know.\n"
     },
     "BulkItemValidation": {
       "type": "string",
@@ -6742,6 +6748,7 @@ pub const COMPONENTS: &str = r##"{
         "reviewed_at",
         "review_reason",
         "expires_at",
+        "execute_at",
         "completed_at",
         "updated_at"
       ],
@@ -6872,6 +6879,14 @@ pub const COMPONENTS: &str = r##"{
           ],
           "format": "date-time",
           "description": "Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise."
+        },
+        "execute_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When its items are paid, at the earliest, as `create_bulk_transfer` asked: authorised\nbefore then, the batch is `scheduled` until this time; null to pay as soon as it is\nauthorised.\n"
         },
         "completed_at": {
           "type": [

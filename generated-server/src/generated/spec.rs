@@ -8558,7 +8558,8 @@ paths:
         Permission: `transfer.initiate`.
 
         Errors:
-        - `01` a field is missing or malformed, an item names both or neither of `beneficiary_id`
+        - `01` a field is missing or malformed, `execute_at` is less than a minute or more than
+          90 days ahead, an item names both or neither of `beneficiary_id`
           and the account's fields, or two items share a `reference`.
         - `26` the batch's `reference` belongs to another bulk transfer of the business.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
@@ -8615,9 +8616,9 @@ paths:
         Integration token.
 
         Errors:
-        - `01` a field is missing or malformed, the `Idempotency-Key` header is missing, an item
-          names both or neither of `beneficiary_id` and the account's fields, or two items share a
-          `reference`.
+        - `01` a field is missing or malformed, the `Idempotency-Key` header is missing,
+          `execute_at` is less than a minute or more than 90 days ahead, an item names both or
+          neither of `beneficiary_id` and the account's fields, or two items share a `reference`.
         - `26` the batch's `reference` belongs to another bulk transfer of the business.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
@@ -8929,8 +8930,9 @@ paths:
       description: |
         Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised
         (`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the
-        validation of its items stops) or one the approval policy holds (`pending_approval`: its
-        whole reservation is released to the source account, as one credit). The batch is
+        validation of its items stops), one the approval policy holds (`pending_approval`) or
+        one waiting for its `execute_at` (`scheduled`): a held or scheduled batch's whole
+        reservation is released to the source account, as one credit. The batch is
         answered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log
         action `cancel_bulk_transfer`.
 
@@ -9125,6 +9127,11 @@ paths:
         reservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72
         hours), its reservation released. Otherwise it is `executing` at once.
 
+        **A scheduled batch.** A batch created with an `execute_at` still ahead is reserved now
+        and `scheduled` (approved, when held) until that time; the worker then pays it with every
+        rule above checked at that moment, the items counting against that day's limit. It can
+        be cancelled until then, its reservation released.
+
         Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log
         action `authorize_bulk_transfer`.
 
@@ -9263,7 +9270,8 @@ paths:
       description: |
         Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),
         with the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is
-        already reserved: the batch becomes `executing` and its items are paid as
+        already reserved: the batch becomes `executing` (`scheduled` when its `execute_at` is
+        still ahead) and its items are paid as
         `authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and
         checker are two people: the member who authorised it, or who issued the integration
         credentials it was authorised with, cannot approve it (`43`). Audit-log action
@@ -10544,6 +10552,7 @@ components:
                   reviewed_at: null
                   review_reason: null
                   expires_at: null
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:00:00Z'
     BulkTransferRetrieved:
@@ -10598,6 +10607,7 @@ components:
                   reviewed_at: null
                   review_reason: null
                   expires_at: null
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:00:02Z'
     BulkTransferCancelled:
@@ -10652,6 +10662,7 @@ components:
                   reviewed_at: null
                   review_reason: null
                   expires_at: null
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:05:00Z'
     BulkTransfersListed:
@@ -10706,6 +10717,7 @@ components:
                     reviewed_at: null
                     review_reason: null
                     expires_at: null
+                    execute_at: null
                     completed_at: null
                     updated_at: '2026-12-01T09:00:02Z'
                 pagination:
@@ -10879,6 +10891,7 @@ components:
                   reviewed_at: null
                   review_reason: null
                   expires_at: null
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:05:00Z'
             held:
@@ -10924,6 +10937,7 @@ components:
                   reviewed_at: null
                   review_reason: null
                   expires_at: '2026-12-04T09:05:00Z'
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:05:00Z'
     BulkTransferApproved:
@@ -10978,6 +10992,7 @@ components:
                   reviewed_at: '2026-12-01T09:20:00Z'
                   review_reason: null
                   expires_at: null
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:20:00Z'
     BulkTransferWrongStatus:
@@ -11070,6 +11085,7 @@ components:
                   reviewed_at: '2026-12-01T09:20:00Z'
                   review_reason: Two salaries are wrong
                   expires_at: null
+                  execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:20:00Z'
     BulkTransferNotAuthorisable:
@@ -15466,6 +15482,16 @@ components:
           minLength: 1
           maxLength: 100
           description: The narration of every item that has none of its own.
+        execute_at:
+          type: string
+          format: date-time
+          description: |
+            Pay the batch at this time, not before (since 2.8.0): a scheduled payment, such as a
+            salary run on the 25th at 09:00 Lagos time (`2026-12-25T09:00:00+01:00`). At least a
+            minute after the request and at most 90 days after it (`01`). Authorised before
+            then, the batch's total is reserved at once and it is `scheduled` until this time;
+            its items are then paid with every rule checked at that moment. Authorised or
+            approved after it, the batch is paid at once. Omitted: paid as soon as authorised.
         items:
           type: array
           minItems: 1
@@ -15638,10 +15664,11 @@ components:
         be authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised
         and reserved, held for a checker), `rejected` (by a checker, its reservation released),
         `expired` (held and not reviewed before its `expires_at`, its reservation released),
-        `executing` (its items being paid), `completed` (every item has its outcome).
+        `scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items
+        being paid), `completed` (every item has its outcome).
       x-extensible-enum: true
-      enum: [validating, validated, invalid, cancelled, pending_approval, rejected, expired, executing, completed]
-      x-enum-varnames: [BULK_TRANSFER_STATUS_VALIDATING, BULK_TRANSFER_STATUS_VALIDATED, BULK_TRANSFER_STATUS_INVALID, BULK_TRANSFER_STATUS_CANCELLED, BULK_TRANSFER_STATUS_PENDING_APPROVAL, BULK_TRANSFER_STATUS_REJECTED, BULK_TRANSFER_STATUS_EXPIRED, BULK_TRANSFER_STATUS_EXECUTING, BULK_TRANSFER_STATUS_COMPLETED]
+      enum: [validating, validated, invalid, cancelled, pending_approval, rejected, expired, scheduled, executing, completed]
+      x-enum-varnames: [BULK_TRANSFER_STATUS_VALIDATING, BULK_TRANSFER_STATUS_VALIDATED, BULK_TRANSFER_STATUS_INVALID, BULK_TRANSFER_STATUS_CANCELLED, BULK_TRANSFER_STATUS_PENDING_APPROVAL, BULK_TRANSFER_STATUS_REJECTED, BULK_TRANSFER_STATUS_EXPIRED, BULK_TRANSFER_STATUS_SCHEDULED, BULK_TRANSFER_STATUS_EXECUTING, BULK_TRANSFER_STATUS_COMPLETED]
     OpenBulkTransferStatus:
       type: string
       x-origin: extension
@@ -15650,7 +15677,7 @@ components:
       description: |
         A `BulkTransferStatus` as a response carries it: a plain string, one of the values known
         today (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,
-        `expired`, `executing`, `completed`: `BulkTransferStatus` names them)
+        `expired`, `scheduled`, `executing`, `completed`: `BulkTransferStatus` names them)
         or a value added in a later minor release. Compare it with `BulkTransferStatus`'s values
         and keep any other value: generated clients type it as a string, so none refuses an
         answer over a value it does not know.
@@ -15664,7 +15691,7 @@ components:
       type: object
       x-origin: extension
       description: A batch of payments from one account (`create_bulk_transfer`).
-      required: [bulk_transfer_id, reference, source_account_number, status, on_invalid, narration, counts, totals, created_by, created_by_name, created_via, created_at, validated_at, cancelled_at, authorised_by, authorised_by_name, authorised_at, reviewed_by, reviewed_by_name, reviewed_at, review_reason, expires_at, completed_at, updated_at]
+      required: [bulk_transfer_id, reference, source_account_number, status, on_invalid, narration, counts, totals, created_by, created_by_name, created_via, created_at, validated_at, cancelled_at, authorised_by, authorised_by_name, authorised_at, reviewed_by, reviewed_by_name, reviewed_at, review_reason, expires_at, execute_at, completed_at, updated_at]
       properties:
         bulk_transfer_id:
           type: string
@@ -15742,6 +15769,14 @@ components:
           format: date-time
           nullable: true
           description: 'Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise.'
+        execute_at:
+          type: string
+          format: date-time
+          nullable: true
+          description: |
+            When its items are paid, at the earliest, as `create_bulk_transfer` asked: authorised
+            before then, the batch is `scheduled` until this time; null to pay as soon as it is
+            authorised.
         completed_at:
           type: string
           format: date-time
@@ -27032,7 +27067,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "create_bulk_transfer",
         "summary": "Start a bulk transfer",
         "x-origin": "extension",
-        "description": "Starts a bulk transfer (since 2.8.0): up to 5,000 payments from one source account, each\nitem an account (`account_number`, `bank_code` and `account_name` as `name_enquiry`\nconfirmed it) or a saved beneficiary (`beneficiary_id`), with its amount and optionally its\nown `narration` (else the batch's) and `reference`. The body, like every request's, is at\nmost 1 MiB (`08` beyond it): 5,000 items of about 200 bytes each.\n\nThe batch is answered `validating`: nothing moves. Every item is then checked in the\nbackground, as a transfer would be: the account looked up (a Kobo account locally, another\nbank's over NIP, a few at a time), the holder's name compared, the amount within the\nlimits, the reference unused, and the fee and VAT worked out. Items whose bank cannot be\nasked now are asked again later, at most 5 times. The batch becomes `validated`, with its\ncounts and the totals of its valid items, or `invalid`: no item is valid, or one is invalid\nand `on_invalid` is `refuse_batch` (with `skip_invalid`, invalid items are left out); the\n`bulk_transfer.validated` webhook says so. `fetch_bulk_transfer_items` shows each item's\nverdict, `refusal_code` and\n`refusal_message`. A validated batch is then authorised once (`authorize_bulk_transfer`)\nand its items paid.\n\nThe batch's own `reference`, when given, is unique in the business for ever (`26`). Each\nitem's `reference` must be unique in the batch (`01`); one already used by a transfer makes\nthat item invalid (`26`). Audit-log action `create_bulk_transfer`.\n\n`Idempotency-Key` is optional; with one, a retry answers the batch the first request wrote.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, an item names both or neither of `beneficiary_id`\n  and the account's fields, or two items share a `reference`.\n- `26` the batch's `reference` belongs to another bulk transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.\n- `48` the source account is not `active`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Starts a bulk transfer (since 2.8.0): up to 5,000 payments from one source account, each\nitem an account (`account_number`, `bank_code` and `account_name` as `name_enquiry`\nconfirmed it) or a saved beneficiary (`beneficiary_id`), with its amount and optionally its\nown `narration` (else the batch's) and `reference`. The body, like every request's, is at\nmost 1 MiB (`08` beyond it): 5,000 items of about 200 bytes each.\n\nThe batch is answered `validating`: nothing moves. Every item is then checked in the\nbackground, as a transfer would be: the account looked up (a Kobo account locally, another\nbank's over NIP, a few at a time), the holder's name compared, the amount within the\nlimits, the reference unused, and the fee and VAT worked out. Items whose bank cannot be\nasked now are asked again later, at most 5 times. The batch becomes `validated`, with its\ncounts and the totals of its valid items, or `invalid`: no item is valid, or one is invalid\nand `on_invalid` is `refuse_batch` (with `skip_invalid`, invalid items are left out); the\n`bulk_transfer.validated` webhook says so. `fetch_bulk_transfer_items` shows each item's\nverdict, `refusal_code` and\n`refusal_message`. A validated batch is then authorised once (`authorize_bulk_transfer`)\nand its items paid.\n\nThe batch's own `reference`, when given, is unique in the business for ever (`26`). Each\nitem's `reference` must be unique in the batch (`01`); one already used by a transfer makes\nthat item invalid (`26`). Audit-log action `create_bulk_transfer`.\n\n`Idempotency-Key` is optional; with one, a retry answers the batch the first request wrote.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, `execute_at` is less than a minute or more than\n  90 days ahead, an item names both or neither of `beneficiary_id`\n  and the account's fields, or two items share a `reference`.\n- `26` the batch's `reference` belongs to another bulk transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.\n- `48` the source account is not `active`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -27108,7 +27143,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "create_bulk_transfer_api",
         "summary": "Start a bulk transfer (integration)",
         "x-origin": "extension",
-        "description": "The integration twin of `create_bulk_transfer` (since 2.8.0): the same batch, items, checks\nand answer. The `Idempotency-Key` header is required: a retry answers the batch the first\nrequest wrote.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, an item\n  names both or neither of `beneficiary_id` and the account's fields, or two items share a\n  `reference`.\n- `26` the batch's `reference` belongs to another bulk transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.\n- `48` the source account is not `active`.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "The integration twin of `create_bulk_transfer` (since 2.8.0): the same batch, items, checks\nand answer. The `Idempotency-Key` header is required: a retry answers the batch the first\nrequest wrote.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing,\n  `execute_at` is less than a minute or more than 90 days ahead, an item names both or\n  neither of `beneficiary_id` and the account's fields, or two items share a `reference`.\n- `26` the batch's `reference` belongs to another bulk transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `47` an item's `beneficiary_id` is not a saved beneficiary of the business.\n- `48` the source account is not `active`.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -27532,7 +27567,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "cancel_bulk_transfer",
         "summary": "Cancel a bulk transfer",
         "x-origin": "extension",
-        "description": "Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised\n(`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the\nvalidation of its items stops) or one the approval policy holds (`pending_approval`: its\nwhole reservation is released to the source account, as one credit). The batch is\nanswered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log\naction `cancel_bulk_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or\n  `executing`, `completed` or `rejected`).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised\n(`validating`, `validated` or `invalid`: nothing had moved, nothing is released; the\nvalidation of its items stops), one the approval policy holds (`pending_approval`) or\none waiting for its `execute_at` (`scheduled`): a held or scheduled batch's whole\nreservation is released to the source account, as one credit. The batch is\nanswered `cancelled`. A batch `executing` or ended cannot be cancelled (`48`). Audit-log\naction `cancel_bulk_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer cannot be cancelled in its status (already `cancelled`, or\n  `executing`, `completed` or `rejected`).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -27751,7 +27786,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "authorize_bulk_transfer",
         "summary": "Authorise a bulk transfer",
         "x-origin": "extension",
-        "description": "Authorises a `validated` bulk transfer once, for all its valid items (since 2.8.0), with an\nOTP from `generate_bulk_transfer_otp` for this batch. `total` and `item_count` repeat what\nthe member saw (`totals.total` and `counts.valid`): they must be the batch's (`01`), so\nnobody authorises a batch other than the one they read.\n\n**The money.** The batch's whole total (amounts, fees and VAT of its valid items) is\nreserved from the source account at once, as one debit on its statement; `83` when the\naccount cannot cover it (nothing is reserved and the batch stays `validated`: fund the\naccount and authorise again), or when the total is over the business's daily transfer\nlimit. Each item is then paid from the reservation by a worker, as a transfer of its own\n(its `transfer_id` is the item's, so an item is paid at most once whatever crashes or\nretries), with every rule checked again when it moves: the source account active, the\nbusiness active, the day's limit (each item counts on the day it is paid), the recipient\nable to receive it. An item refused then is `failed` with its code. What the items do not\nspend (failed items) is released to the source account when the last item has been\npaid, as one credit; an inter-bank item reversed by NIP comes back by its own reversal.\n`bulk_transfer.completed` is sent when every item has its outcome.\n\n**Approval.** When the business's approval policy covers the total, the batch is\nreserved and held `pending_approval` as a whole: another member approves it\n(`approve_bulk_transfer`) or rejects it (`reject_bulk_transfer`, which releases the\nreservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72\nhours), its reservation released. Otherwise it is `executing` at once.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log\naction `authorize_bulk_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, or `total` / `item_count` are not the batch's.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used, or not one issued for this batch.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `validated` (still validating, invalid, already\n  authorised or cancelled), or its source account is not active.\n- `60` the business is not active.\n- `83` the source account cannot cover the total, or the total is over the daily limit:\n  nothing was reserved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Authorises a `validated` bulk transfer once, for all its valid items (since 2.8.0), with an\nOTP from `generate_bulk_transfer_otp` for this batch. `total` and `item_count` repeat what\nthe member saw (`totals.total` and `counts.valid`): they must be the batch's (`01`), so\nnobody authorises a batch other than the one they read.\n\n**The money.** The batch's whole total (amounts, fees and VAT of its valid items) is\nreserved from the source account at once, as one debit on its statement; `83` when the\naccount cannot cover it (nothing is reserved and the batch stays `validated`: fund the\naccount and authorise again), or when the total is over the business's daily transfer\nlimit. Each item is then paid from the reservation by a worker, as a transfer of its own\n(its `transfer_id` is the item's, so an item is paid at most once whatever crashes or\nretries), with every rule checked again when it moves: the source account active, the\nbusiness active, the day's limit (each item counts on the day it is paid), the recipient\nable to receive it. An item refused then is `failed` with its code. What the items do not\nspend (failed items) is released to the source account when the last item has been\npaid, as one credit; an inter-bank item reversed by NIP comes back by its own reversal.\n`bulk_transfer.completed` is sent when every item has its outcome.\n\n**Approval.** When the business's approval policy covers the total, the batch is\nreserved and held `pending_approval` as a whole: another member approves it\n(`approve_bulk_transfer`) or rejects it (`reject_bulk_transfer`, which releases the\nreservation); the maker may cancel it; unreviewed, it expires at its `expires_at` (72\nhours), its reservation released. Otherwise it is `executing` at once.\n\n**A scheduled batch.** A batch created with an `execute_at` still ahead is reserved now\nand `scheduled` (approved, when held) until that time; the worker then pays it with every\nrule above checked at that moment, the items counting against that day's limit. It can\nbe cancelled until then, its reservation released.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint. Audit-log\naction `authorize_bulk_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed, or `total` / `item_count` are not the batch's.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used, or not one issued for this batch.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `validated` (still validating, invalid, already\n  authorised or cancelled), or its source account is not active.\n- `60` the business is not active.\n- `83` the source account cannot cover the total, or the total is over the daily limit:\n  nothing was reserved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -27935,7 +27970,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "approve_bulk_transfer",
         "summary": "Approve a held bulk transfer",
         "x-origin": "extension",
-        "description": "Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),\nwith the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is\nalready reserved: the batch becomes `executing` and its items are paid as\n`authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and\nchecker are two people: the member who authorised it, or who issued the integration\ncredentials it was authorised with, cannot approve it (`43`). Audit-log action\n`approve_bulk_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member is the batch's maker.\n- `45` the OTP is wrong, expired, already used, or not one issued for this batch.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `pending_approval`, or it is past its `expires_at`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Approves a bulk transfer the approval policy holds (`pending_approval`, since 2.8.0),\nwith the approver's OTP from `generate_bulk_transfer_otp` for this batch. Its money is\nalready reserved: the batch becomes `executing` (`scheduled` when its `execute_at` is\nstill ahead) and its items are paid as\n`authorize_bulk_transfer` describes, each rule checked again when it moves. Maker and\nchecker are two people: the member who authorised it, or who issued the integration\ncredentials it was authorised with, cannot approve it (`43`). Audit-log action\n`approve_bulk_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member is the batch's maker.\n- `45` the OTP is wrong, expired, already used, or not one issued for this batch.\n- `47` no bulk transfer of the business has this id.\n- `48` the bulk transfer is not `pending_approval`, or it is past its `expires_at`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -29778,6 +29813,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": null,
                     "review_reason": null,
                     "expires_at": null,
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:00:00Z"
                   }
@@ -29844,6 +29880,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": null,
                     "review_reason": null,
                     "expires_at": null,
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:00:02Z"
                   }
@@ -29910,6 +29947,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": null,
                     "review_reason": null,
                     "expires_at": null,
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:05:00Z"
                   }
@@ -29977,6 +30015,7 @@ pub const OPENAPI_JSON: &str = r##"{
                       "reviewed_at": null,
                       "review_reason": null,
                       "expires_at": null,
+                      "execute_at": null,
                       "completed_at": null,
                       "updated_at": "2026-12-01T09:00:02Z"
                     }
@@ -30212,6 +30251,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": null,
                     "review_reason": null,
                     "expires_at": null,
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:05:00Z"
                   }
@@ -30262,6 +30302,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": null,
                     "review_reason": null,
                     "expires_at": "2026-12-04T09:05:00Z",
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:05:00Z"
                   }
@@ -30328,6 +30369,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": "2026-12-01T09:20:00Z",
                     "review_reason": null,
                     "expires_at": null,
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:20:00Z"
                   }
@@ -30452,6 +30494,7 @@ pub const OPENAPI_JSON: &str = r##"{
                     "reviewed_at": "2026-12-01T09:20:00Z",
                     "review_reason": "Two salaries are wrong",
                     "expires_at": null,
+                    "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:20:00Z"
                   }
@@ -37435,6 +37478,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "maxLength": 100,
             "description": "The narration of every item that has none of its own."
           },
+          "execute_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Pay the batch at this time, not before (since 2.8.0): a scheduled payment, such as a\nsalary run on the 25th at 09:00 Lagos time (`2026-12-25T09:00:00+01:00`). At least a\nminute after the request and at most 90 days after it (`01`). Authorised before\nthen, the batch's total is reserved at once and it is `scheduled` until this time;\nits items are then paid with every rule checked at that moment. Authorised or\napproved after it, the batch is paid at once. Omitted: paid as soon as authorised.\n"
+          },
           "items": {
             "type": "array",
             "minItems": 1,
@@ -37685,7 +37733,7 @@ pub const OPENAPI_JSON: &str = r##"{
       "BulkTransferStatus": {
         "type": "string",
         "x-origin": "extension",
-        "description": "Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to\nbe authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised\nand reserved, held for a checker), `rejected` (by a checker, its reservation released),\n`expired` (held and not reviewed before its `expires_at`, its reservation released),\n`executing` (its items being paid), `completed` (every item has its outcome).\n",
+        "description": "Where a bulk transfer stands: `validating` (its items being checked), `validated` (ready to\nbe authorised), `invalid` (it cannot be paid), `cancelled`, `pending_approval` (authorised\nand reserved, held for a checker), `rejected` (by a checker, its reservation released),\n`expired` (held and not reviewed before its `expires_at`, its reservation released),\n`scheduled` (authorised and reserved, waiting for its `execute_at`), `executing` (its items\nbeing paid), `completed` (every item has its outcome).\n",
         "x-extensible-enum": true,
         "enum": [
           "validating",
@@ -37695,6 +37743,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "pending_approval",
           "rejected",
           "expired",
+          "scheduled",
           "executing",
           "completed"
         ],
@@ -37706,6 +37755,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "BULK_TRANSFER_STATUS_PENDING_APPROVAL",
           "BULK_TRANSFER_STATUS_REJECTED",
           "BULK_TRANSFER_STATUS_EXPIRED",
+          "BULK_TRANSFER_STATUS_SCHEDULED",
           "BULK_TRANSFER_STATUS_EXECUTING",
           "BULK_TRANSFER_STATUS_COMPLETED"
         ]
@@ -37715,7 +37765,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-origin": "extension",
         "x-extensible-enum": true,
         "x-known-values": "#/components/schemas/BulkTransferStatus",
-        "description": "A `BulkTransferStatus` as a response carries it: a plain string, one of the values known\ntoday (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,\n`expired`, `executing`, `completed`: `BulkTransferStatus` names them)\nor a value added in a later minor release. Compare it with `BulkTransferStatus`'s values\nand keep any other value: generated clients type it as a string, so none refuses an\nanswer over a value it does not know.\n"
+        "description": "A `BulkTransferStatus` as a response carries it: a plain string, one of the values known\ntoday (`validating`, `validated`, `invalid`, `cancelled`, `pending_approval`, `rejected`,\n`expired`, `scheduled`, `executing`, `completed`: `BulkTransferStatus` names them)\nor a value added in a later minor release. Compare it with `BulkTransferStatus`'s values\nand keep any other value: generated clients type it as a string, so none refuses an\nanswer over a value it does not know.\n"
       },
       "BulkItemValidation": {
         "type": "string",
@@ -37759,6 +37809,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "reviewed_at",
           "review_reason",
           "expires_at",
+          "execute_at",
           "completed_at",
           "updated_at"
         ],
@@ -37863,6 +37914,12 @@ pub const OPENAPI_JSON: &str = r##"{
             "format": "date-time",
             "nullable": true,
             "description": "Held for approval: when it expires unreviewed (72 hours after it was authorised), its reservation released; null otherwise."
+          },
+          "execute_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When its items are paid, at the earliest, as `create_bulk_transfer` asked: authorised\nbefore then, the batch is `scheduled` until this time; null to pay as soon as it is\nauthorised.\n"
           },
           "completed_at": {
             "type": "string",

@@ -19,6 +19,7 @@ mod names;
 mod pay;
 mod payroll;
 mod races;
+mod scheduled;
 mod statements;
 mod support;
 mod transactions;

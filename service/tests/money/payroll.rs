@@ -49,7 +49,7 @@ pub async fn run_workers(kit: &TestKit) {
     panic!("the workers were still busy after 200 rounds");
 }
 
-async fn get(kit: &TestKit, id: &str) -> Value {
+pub(crate) async fn get(kit: &TestKit, id: &str) -> Value {
     kit.op(
         Operation::GetBulkTransfer,
         &kit.owner_token,
@@ -61,7 +61,7 @@ async fn get(kit: &TestKit, id: &str) -> Value {
 }
 
 /// The items of batch `id` as the owner reads them (up to 100), in order.
-async fn items_of(kit: &TestKit, id: &str) -> Vec<Value> {
+pub(crate) async fn items_of(kit: &TestKit, id: &str) -> Vec<Value> {
     kit.op(
         Operation::FetchBulkTransferItems,
         &kit.owner_token,
@@ -89,13 +89,19 @@ async fn authorised_and_paid(kit: &TestKit, batch: &Value) -> Value {
 
 /// A validated batch of `items` from the main account, `skip_invalid`.
 async fn validated(kit: &TestKit, reference: &str, items: Vec<Value>) -> Value {
+    validated_as(kit, batch_body(reference, items)).await
+}
+
+/// What [`validated`] asks for: `items` from the main account, `skip_invalid`.
+pub(crate) fn batch_body(reference: &str, items: Vec<Value>) -> Value {
+    json!({"source_account_number": "1000000014", "on_invalid": "skip_invalid",
+           "reference": reference, "narration": "December salaries", "items": items})
+}
+
+/// The batch `body` asks for, written by the owner and validated.
+pub(crate) async fn validated_as(kit: &TestKit, body: Value) -> Value {
     let batch = kit
-        .op(
-            Operation::CreateBulkTransfer,
-            &kit.owner_token,
-            json!({"source_account_number": "1000000014", "on_invalid": "skip_invalid",
-                   "reference": reference, "narration": "December salaries", "items": items}),
-        )
+        .op(Operation::CreateBulkTransfer, &kit.owner_token, body)
         .await
         .expect(ResponseCode::Success)
         .clone();
@@ -108,12 +114,12 @@ async fn validated(kit: &TestKit, reference: &str, items: Vec<Value>) -> Value {
     done
 }
 
-fn item(number: &str, bank: &str, name: &str, amount: &str) -> Value {
+pub(crate) fn item(number: &str, bank: &str, name: &str, amount: &str) -> Value {
     json!({"account_number": number, "bank_code": bank, "account_name": name, "amount": amount})
 }
 
 /// A bound OTP of the member behind `token` for `batch`.
-async fn bound_otp(kit: &TestKit, token: &str, batch: &Value) -> String {
+pub(crate) async fn bound_otp(kit: &TestKit, token: &str, batch: &Value) -> String {
     kit.op(
         Operation::GenerateBulkTransferOtp,
         token,
@@ -126,7 +132,7 @@ async fn bound_otp(kit: &TestKit, token: &str, batch: &Value) -> String {
         .to_owned()
 }
 
-async fn authorise(kit: &TestKit, token: &str, batch: &Value, otp: &str) -> Reply {
+pub(crate) async fn authorise(kit: &TestKit, token: &str, batch: &Value, otp: &str) -> Reply {
     kit.op(
         Operation::AuthorizeBulkTransfer,
         token,

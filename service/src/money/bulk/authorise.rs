@@ -25,7 +25,9 @@ use crate::platform::identity::{self, OtpBinding};
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::principal::member_of;
 
-use super::status::{CANCELLED, EXECUTING, EXPIRED, PENDING_APPROVAL, REJECTED, VALIDATED};
+use super::status::{
+    CANCELLED, EXECUTING, EXPIRED, PENDING_APPROVAL, REJECTED, SCHEDULED, VALIDATED,
+};
 use super::{find, invalid, member_name, view_with_outcomes};
 
 /// The batch's total: what authorisation reserves.
@@ -53,6 +55,19 @@ fn binding(batch: &BulkTransferRow) -> OtpBinding {
             "authorise or approve bulk transfer {name}: {} payments, NGN {total} in all",
             batch.valid_count
         ),
+    }
+}
+
+/// Where a batch let go at `now` (authorised unheld, or approved) goes: `scheduled` until its
+/// `execute_at` when that is still ahead, else `executing` at once; with when the executor takes
+/// it up.
+fn released_to(
+    batch: &BulkTransferRow,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (&'static str, chrono::DateTime<chrono::Utc>) {
+    match batch.execute_at {
+        Some(at) if at > now => (SCHEDULED, at),
+        _ => (EXECUTING, now),
     }
 }
 
@@ -189,13 +204,21 @@ pub async fn authorize_bulk_transfer(
         }
         let head = ledger::advance_head(tx, business_id, now).await?;
         let by_name = member_name(caller);
+        let at = store::as_stored(head.posted_at);
+        let (to, due) = if held {
+            (PENDING_APPROVAL, None)
+        } else {
+            let (to, due) = released_to(&batch, at);
+            (to, Some(due))
+        };
         let authorisation = Authorisation {
-            to: if held { PENDING_APPROVAL } else { EXECUTING },
+            to,
+            due,
             by: &caller.principal.actor_id(),
             by_name: by_name.as_deref(),
             credential_issued_by: caller.principal.credential_issuer.as_deref(),
             reserved: total_of(&batch),
-            at: store::as_stored(head.posted_at),
+            at,
             expires_at: held.then(|| {
                 let hold = chrono::Duration::seconds(bank.transfers.approval_hold_seconds);
                 store::as_stored(head.posted_at + hold)
@@ -363,7 +386,8 @@ fn check_not_the_maker(batch: &BulkTransferRow, member_id: &str) -> Result<(), E
 }
 
 /// `approve_bulk_transfer`: a held batch (`48` otherwise), not by its maker (`43`), with the
-/// approver's OTP bound to it (`45`), becomes `executing`; its money is already reserved.
+/// approver's OTP bound to it (`45`), becomes `executing` (`scheduled` when its `execute_at` is
+/// still ahead); its money is already reserved.
 pub async fn approve_bulk_transfer(
     bank: &Bank,
     caller: &Caller,
@@ -394,8 +418,11 @@ pub async fn approve_bulk_transfer(
     identity::check_bound_otp(store, config, clock, &member.id, &body.otp, Some(&key)).await?;
     let now = store::as_stored(clock.now());
     let name = member_name(caller);
+    let (to, due) = released_to(&batch, now);
     let end = HoldEnd {
-        to: EXECUTING,
+        from: PENDING_APPROVAL,
+        to,
+        due: Some(due),
         reviewer: Some(&member.id),
         reviewer_name: name.as_deref(),
         reason: None,
@@ -417,9 +444,10 @@ pub async fn approve_bulk_transfer(
     Ok(answer)
 }
 
-/// A held batch ends without paying (`rejected` by a checker, `cancelled`): its whole
-/// reservation released in the same transaction, after the business's head (so a concurrent
-/// end is seen by the conditional move: `48`), with an audit entry.
+/// A held or scheduled batch ends without paying (`rejected` by a checker, `cancelled`,
+/// `expired`): its whole reservation released in the same transaction, after the business's
+/// head (so a concurrent end, or the start of a scheduled batch, is seen by the conditional
+/// move: `48`), with an audit entry.
 pub(super) async fn end_unpaid(
     bank: &Bank,
     by: Option<(&Caller, AuditAction)>,
@@ -433,7 +461,9 @@ pub(super) async fn end_unpaid(
     let head = ledger::advance_head(&mut tx, business_id, bank.platform.clock.now()).await?;
     let name = reviewer.and(by.and_then(|(caller, _)| member_name(caller)));
     let end = HoldEnd {
+        from: &batch.status,
         to,
+        due: None,
         reviewer,
         reviewer_name: name.as_deref(),
         reason,
@@ -442,7 +472,8 @@ pub(super) async fn end_unpaid(
     };
     let Some(ended) = bulk_transfers::end_hold(&mut tx, business_id, &batch.id, &end).await? else {
         tx.rollback().await?;
-        return Err(wrong_status(batch, "it is no longer awaiting approval"));
+        let now = find(bank, business_id, &batch.id).await?;
+        return Err(wrong_status(&now, "another request or the executor moved it first"));
     };
     let why = match to {
         REJECTED => format!("rejected: {}", reason.unwrap_or_default()),

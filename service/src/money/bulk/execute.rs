@@ -1,5 +1,5 @@
-//! Paying an authorised bulk transfer, by the worker of every process ([`work`]): one batch at
-//! a time under a lease, its valid items in order, each in a transaction of its own that moves
+//! Paying an authorised bulk transfer, by the worker of every process ([`work`]): a scheduled
+//! batch from its `execute_at`, any other at once; one batch at a time under a lease, its valid items in order, each in a transaction of its own that moves
 //! the batch's cursor past it. An item is paid from the batch's reservation as a transfer of
 //! its own, whose id is the item's (drawn when the batch was written), with every rule a
 //! payout has checked again as it moves: the source account active (`48`), the business active
@@ -93,9 +93,16 @@ pub async fn work(bank: &Bank, owner: &str) -> Result<bool, Error> {
     let now = clock.now();
     let mut tx = store.begin().await?;
     let until = lease_until(now);
+    // Scheduled batches whose time came execute from now: a cancel committed first leaves them
+    // cancelled, one that comes after finds them executing (`48`).
+    let started = bulk_transfers::start_scheduled(&mut tx, now).await?;
     let claimed = bulk_transfers::claim(&mut tx, EXECUTING, owner, now, until).await?;
     let Some(batch) = claimed else {
-        tx.rollback().await?;
+        if started > 0 {
+            tx.commit().await.or_internal()?;
+        } else {
+            tx.rollback().await?;
+        }
         return Ok(false);
     };
     tx.commit().await.or_internal()?;

@@ -102,6 +102,29 @@ fn payees(body: &models::CreateBulkTransferRequest) -> Result<Vec<Payee>, Error>
     Ok(payees)
 }
 
+/// How soon a scheduled batch may be paid, at the earliest: a time closer than this is no
+/// schedule (and would pass while the batch is validated and authorised).
+const SCHEDULE_AHEAD_MIN: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
+/// How far ahead a batch may be scheduled: its reservation holds the money until then.
+const SCHEDULE_AHEAD_MAX: chrono::TimeDelta = chrono::TimeDelta::days(90);
+
+/// The request's `execute_at`, as stored: between [`SCHEDULE_AHEAD_MIN`] and
+/// [`SCHEDULE_AHEAD_MAX`] after `now` (`01`).
+fn execute_at(
+    asked: Option<chrono::DateTime<chrono::Utc>>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, Error> {
+    let Some(at) = asked else {
+        return Ok(None);
+    };
+    if at < now + SCHEDULE_AHEAD_MIN || at > now + SCHEDULE_AHEAD_MAX {
+        return Err(invalid(
+            "`execute_at`: at least a minute and at most 90 days after now",
+        ));
+    }
+    Ok(Some(store::as_stored(at)))
+}
+
 /// The items to write, in order: each saved beneficiary named read (`47`), each item given the
 /// id its transfer will have.
 async fn items_of(
@@ -171,6 +194,7 @@ pub async fn create_bulk_transfer(
     let (store, clock) = (&bank.platform.store, &bank.platform.clock);
     let business_id = caller.principal.business_id.as_str();
     let payees = payees(&body)?;
+    let execute_at = execute_at(body.execute_at, clock.now())?;
     let prepare = async || {
         let number = body.source_account_number.as_str();
         let source = accounts::find_by_number(store, business_id, number)
@@ -216,6 +240,7 @@ pub async fn create_bulk_transfer(
                 "integration"
             }
             .to_owned(),
+            execute_at,
             now: store::as_stored(clock.now()),
         };
         bulk_transfers::create(tx, &new, &items).await?;
@@ -326,7 +351,8 @@ pub async fn fetch_bulk_transfer_items(
 }
 
 /// `cancel_bulk_transfer` and `cancel_bulk_transfer_api`: a batch not yet authorised is
-/// `cancelled` (`48` otherwise), with an audit entry.
+/// `cancelled`, a held or scheduled one too with its reservation released (`48` otherwise),
+/// with an audit entry.
 pub async fn cancel_bulk_transfer(
     bank: &Bank,
     caller: &Caller,
@@ -335,7 +361,7 @@ pub async fn cancel_bulk_transfer(
     let business_id = caller.principal.business_id.as_str();
     let id = body.bulk_transfer_id;
     let batch = find(bank, business_id, &id).await?;
-    if batch.status == status::PENDING_APPROVAL {
+    if status::HOLDING.contains(&batch.status.as_str()) {
         let end = (status::CANCELLED, None, None);
         let by = Some((caller, AuditAction::CancelBulkTransfer));
         return authorise::end_unpaid(bank, by, &batch, end).await;
@@ -432,6 +458,7 @@ pub fn view(
         reviewed_by: row.reviewed_by,
         reviewed_at: row.reviewed_at,
         expires_at: row.expires_at,
+        execute_at: row.execute_at,
         review_reason: row.review_reason,
         completed_at: row.completed_at,
         updated_at: row.updated_at,

@@ -15,6 +15,8 @@ pub const CANCELLED: &str = "cancelled";
 pub const PENDING_APPROVAL: &str = "pending_approval";
 /// Rejected by a checker, its reservation released.
 pub const REJECTED: &str = "rejected";
+/// Authorised and reserved (approved, when held), waiting for its `execute_at`.
+pub const SCHEDULED: &str = "scheduled";
 /// Its items being paid.
 pub const EXECUTING: &str = "executing";
 /// Held, and not reviewed before its `expires_at`: its reservation released.
@@ -22,6 +24,9 @@ pub const EXPIRED: &str = "expired";
 
 /// The statuses a batch not yet authorised can be cancelled from (nothing to release).
 pub const CANCELLABLE: &[&str] = &[VALIDATING, VALIDATED, INVALID];
+/// The statuses of a batch whose money is reserved and not yet paid out: cancelling it
+/// releases its reservation.
+pub const HOLDING: &[&str] = &[PENDING_APPROVAL, SCHEDULED];
 
 /// An item's outcome when it was refused as it was to be paid (no transfer was written).
 pub const ITEM_FAILED: &str = "failed";
