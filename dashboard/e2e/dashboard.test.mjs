@@ -511,6 +511,46 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await eventually(async () => assert.equal(await emeka.count(), 0));
   });
 
+  await t.test("a payment scheduled from Pay for tomorrow at 09:00 (Lagos): checked again, authorised with a code, set aside, listed, cancelled and given back", async () => {
+    await owner.goto(`${demo.dashboard}pay`);
+    const total = await payUpToCode(owner, { from: demo.mainAccount, account: "0123456788", bank: "000013", amount: "7,000", narration: "January rent", expectName: "Emeka Nwosu" });
+    assert.equal(total, "₦7,026.88");
+    const later = owner.getByTestId("pay-later");
+    // A time already past is said in the browser: nothing is sent.
+    const sent = calls(owner, "/create_bulk_transfer");
+    const lagosDay = (/** @type {number} */ days) => new Date(Date.now() + 3_600_000 + days * 86_400_000).toISOString().slice(0, 10);
+    await later.getByLabel("Pay at (optional)").fill(`${lagosDay(-1)}T09:00`);
+    await later.getByRole("button", { name: "Schedule this payment" }).click();
+    await assertText(later.getByRole("alert"), "Pay at: choose a time still ahead.");
+    assert.equal(calls(owner, "/create_bulk_transfer"), sent, "nothing was sent");
+    await later.getByLabel("Pay at (optional)").fill(`${lagosDay(1)}T09:00`);
+    await later.getByRole("button", { name: "Schedule this payment" }).click();
+    // A bulk payment of one row: checked by Kobo, then authorised with a code bound to it.
+    await owner.locator('[data-testid=bulk-figures][data-status="validated"]').waitFor({ timeout: kit.TIMEOUT });
+    await assertText(owner.getByTestId("bulk-execute-at"), /09:00 \(Lagos time\)/);
+    await assertText(owner.getByTestId("bulk-total"), total);
+    await owner.getByRole("button", { name: `Authorise ${total}` }).click();
+    await typeOtp(owner);
+    await owner.getByRole("button", { name: `Authorise and pay ${total}` }).click();
+    await owner.locator('[data-testid=bulk-figures][data-status="scheduled"]').waitFor();
+    await assertText(owner.getByTestId("bulk-scheduled"), /^Scheduled for .*09:00 \(Lagos time\)\. ₦7,026\.88 is set aside now/);
+    await assertText(owner.getByTestId("bulk-reserved"), total);
+    await shot(owner, "14-pay-scheduled");
+    // Listed among what is scheduled, with when it pays.
+    await owner.getByRole("link", { name: "All bulk payments" }).click();
+    await owner.getByLabel("Status").selectOption("scheduled");
+    const row = owner.locator('table.bulk tbody tr[data-status="scheduled"]');
+    await eventually(async () => assert.equal(await row.count(), 1));
+    await assertText(row.getByTestId("bulk-pays-at"), /^pays .*09:00$/);
+    assert.match(owner.url(), /[?&]status=scheduled/);
+    // Cancelled before its time: the money set aside comes back.
+    await row.getByRole("link").click();
+    await owner.getByRole("button", { name: `Cancel this batch and release ${total}` }).click();
+    await owner.locator('[data-testid=bulk-figures][data-status="cancelled"]').waitFor();
+    await assertText(owner.getByTestId("bulk-released"), total);
+    assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
+  });
+
   await t.test("defect 7: the totals count a new account at once", async () => {
     await go(owner, "Accounts");
     await assertText(owner.getByTestId("active-accounts"), /^[\d,]+$/);

@@ -103,6 +103,28 @@ export function lagosTime(timestamp: string | null | undefined): string {
   });
 }
 
+/**
+ * A time typed in Lagos (`2026-12-25T09:00`, as a `datetime-local` field gives it) as the API
+ * takes it, `2026-12-25T09:00:00+01:00`; null when it is not such a time.
+ */
+export function lagosInstant(local: string): string | null {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(local) || Number.isNaN(Date.parse(`${local}:00+01:00`))) return null;
+  return `${local}:00+01:00`;
+}
+
+/**
+ * Why a payment cannot be scheduled at `local` (Lagos): not a time, less than a minute ahead or
+ * more than 90 days ahead (the API's bounds); null when it can.
+ */
+export function scheduleProblem(local: string, now: number = Date.now()): string | null {
+  const instant = lagosInstant(local);
+  if (!instant) return "Pay at: choose a date and a time.";
+  const at = Date.parse(instant);
+  if (at < now + 60_000) return "Pay at: choose a time still ahead.";
+  if (at > now + 90 * 86_400_000) return "Pay at: at most 90 days ahead.";
+  return null;
+}
+
 /** Days from `start` to `end` (`YYYY-MM-DD`), both counted; null when either is not a date. */
 export function daysBetween(start: string, end: string): number | null {
   const from = Date.parse(`${start}T00:00:00Z`);

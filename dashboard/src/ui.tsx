@@ -370,3 +370,15 @@ export function chosen<T extends object>(filters: T): T {
   }
   return out as T;
 }
+
+/** An optional time to pay at, typed in Lagos time (`datetime-local`): empty, paid once authorised. */
+export function ScheduleField({ value, onChange }: { value: string; onChange: (value: string) => void }) {
+  return (
+    <Field
+      label="Pay at (optional)"
+      hint="Lagos time, up to 90 days ahead. Empty: paid as soon as it is authorised. Otherwise the money is set aside when it is authorised, and paid at that time."
+    >
+      <input name="execute_at" type="datetime-local" value={value} onInput={(e) => onChange(e.currentTarget.value)} />
+    </Field>
+  );
+}

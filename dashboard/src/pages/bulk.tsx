@@ -10,11 +10,11 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, Refusal, type Schemas } from "../api";
 import { saveBlob } from "../files";
-import { lagosTime, naira, parseAmount } from "../money";
+import { lagosInstant, lagosTime, naira, parseAmount, scheduleProblem } from "../money";
 import { AccountPicker, ownAccounts, type Account } from "../picker";
 import { navigate, useLocation, withQuery } from "../router";
 import { can, currentSession } from "../session";
-import { Badge, Empty, ErrorNote, Field, Link, Notice, OtpStep, Pager, statusWords, useAction, useCursorPages, useLoad } from "../ui";
+import { Badge, Empty, ErrorNote, Field, Link, Notice, OtpStep, Pager, ScheduleField, statusWords, useAction, useCursorPages, useLoad } from "../ui";
 import { notifyApprovalsChanged } from "../waiting";
 
 type Batch = Schemas["BulkTransfer"];
@@ -124,6 +124,7 @@ const STATUSES: { value: Status; words: string; kind: "good" | "bad" | "pending"
   { value: "validated", words: "ready to pay", kind: "pending" },
   { value: "invalid", words: "cannot be paid", kind: "bad" },
   { value: "pending_approval", words: "waiting for approval", kind: "pending" },
+  { value: "scheduled", words: "scheduled", kind: "pending" },
   { value: "executing", words: "being paid", kind: "pending" },
   { value: "completed", words: "completed", kind: "good" },
   { value: "rejected", words: "rejected", kind: "bad" },
@@ -240,7 +241,11 @@ function BulkList() {
                 <td data-label="Status">
                   <span>
                     <BulkStatus status={batch.status} />
-                    {batch.authorised_at && (
+                    {batch.status === "scheduled" || (batch.execute_at && !batch.authorised_at) ? (
+                      <span class="muted block small" data-testid="bulk-pays-at">
+                        pays {lagosTime(batch.execute_at)}
+                      </span>
+                    ) : batch.authorised_at && (
                       <span class="muted block small">
                         {batch.counts.succeeded.toLocaleString("en")} of {batch.counts.valid.toLocaleString("en")} paid
                       </span>
@@ -270,6 +275,7 @@ function NewBatch() {
   const [parsed, setParsed] = useState<Parsed | null>(null);
   const [fileName, setFileName] = useState("");
   const [skip, setSkip] = useState(true);
+  const [later, setLater] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
   const action = useAction();
   const chosen = account ?? own.value?.find((a) => a.account_class === "primary") ?? null;
@@ -288,7 +294,9 @@ function NewBatch() {
         ? "File: choose a CSV with at least one row to pay."
         : parsed.problems.length > 0
           ? "File: fix the lines below first."
-          : null;
+          : later
+            ? scheduleProblem(later)
+            : null;
     setProblem(wrong);
     if (wrong || !chosen || !parsed) return;
     void action.run(async () => {
@@ -298,6 +306,7 @@ function NewBatch() {
             source_account_number: chosen.account_number,
             on_invalid: skip ? "skip_invalid" : "refuse_batch",
             items: parsed.items,
+            ...(later ? { execute_at: lagosInstant(later) ?? undefined } : {}),
           },
           params: { header: { "Idempotency-Key": newIdempotencyKey() } },
         }),
@@ -320,6 +329,7 @@ function NewBatch() {
         <input type="checkbox" name="skip_invalid" checked={skip} onChange={(e) => setSkip(e.currentTarget.checked)} /> Leave out
         rows that cannot be paid (otherwise one such row stops the whole batch)
       </label>
+      <ScheduleField value={later} onChange={setLater} />
       {parsed && (
         <p data-testid="bulk-parsed">
           {fileName}: <strong>{parsed.items.length.toLocaleString("en")}</strong> rows to check
@@ -458,7 +468,8 @@ function BatchView({ id }: { id: string }) {
   const retry = useAction();
   const [retryKey] = useState(newIdempotencyKey);
   const [saved, setSaved] = useState<string | null>(null);
-  const cancellable = shown && ["validating", "validated", "invalid", "pending_approval"].includes(shown.status);
+  const cancellable = shown && ["validating", "validated", "invalid", "pending_approval", "scheduled"].includes(shown.status);
+  const holding = shown?.status === "pending_approval" || shown?.status === "scheduled";
   const failed = shown ? shown.counts.failed + shown.counts.reversed : 0;
 
   const download = () =>
@@ -503,6 +514,12 @@ function BatchView({ id }: { id: string }) {
           <Notice>Every row is checked: a member who may make payments authorises it. Nothing has moved.</Notice>
         ))}
       {shown?.status === "pending_approval" && <Held batch={shown} who={who} onDone={reload} />}
+      {shown?.status === "scheduled" && (
+        <div class="notice" role="status" data-testid="bulk-scheduled">
+          <strong>Scheduled for {lagosTime(shown.execute_at)} (Lagos time).</strong> {naira(shown.totals.reserved)} is set aside
+          now; each row is paid then, checked again as it moves. Until then you can cancel it and the money comes back.
+        </div>
+      )}
       {shown?.status === "rejected" && (
         <div class="notice error" role="status" data-testid="bulk-rejected">
           <strong>
@@ -527,10 +544,10 @@ function BatchView({ id }: { id: string }) {
               })
             }
           >
-            {shown?.status === "pending_approval" ? `Cancel this batch and release ${naira(shown.totals.reserved)}` : "Cancel this batch"}
+            {holding && shown ? `Cancel this batch and release ${naira(shown.totals.reserved)}` : "Cancel this batch"}
           </button>
         )}
-        {shown?.authorised_at && (
+        {shown?.authorised_at && !holding && (
           <button type="button" class="secondary" disabled={files.busy} onClick={download}>
             {files.busy ? "Preparing the results…" : "Download results (CSV)"}
           </button>
@@ -620,6 +637,12 @@ function Figures({ batch, who }: { batch: Batch; who: Who }) {
           <dd class="mono">{batch.reference}</dd>
         </>
       )}
+      {batch.execute_at && (
+        <>
+          <dt>Pays at</dt>
+          <dd data-testid="bulk-execute-at">{lagosTime(batch.execute_at)} (Lagos time)</dd>
+        </>
+      )}
       <dt>Rows</dt>
       <dd>
         <span data-testid="bulk-valid">{counts.valid}</span> to pay, <span data-testid="bulk-invalid">{counts.invalid}</span>{" "}
@@ -694,8 +717,9 @@ function Authorise({ batch, onDone }: { batch: Batch; onDone: () => void }) {
         {counts.invalid > 0 && ` The ${counts.invalid} ${counts.invalid === 1 ? "row" : "rows"} that cannot be paid are left out.`}
       </p>
       <p class="muted">
-        The whole total is set aside at once, then each row is paid in turn. If your business's approval policy covers it, it waits,
-        set aside, for a second member's approval.
+        The whole total is set aside at once, then each row is paid in turn
+        {batch.execute_at && Date.parse(batch.execute_at) > Date.now() ? `, from ${lagosTime(batch.execute_at)} (Lagos time)` : ""}. If your
+        business's approval policy covers it, it waits, set aside, for a second member's approval.
       </p>
       {asking ? (
         <AuthoriseForm batch={batch} onDone={onDone} onBack={() => setAsking(false)} />

@@ -8,11 +8,11 @@
 // so a save that fails is said, and stops nothing already paid).
 import { useEffect, useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
-import { amountField, charges, KOBO_BANK_CODE, koboOf, koboText, naira, parseAmount } from "../money";
+import { amountField, charges, KOBO_BANK_CODE, koboOf, koboText, lagosInstant, naira, parseAmount, scheduleProblem } from "../money";
 import { AccountPicker, ownAccounts, type Account } from "../picker";
 import { navigate, useLocation } from "../router";
-import { isSandbox } from "../session";
-import { ErrorNote, Field, Notice, OtpStep, useAction, useLoad } from "../ui";
+import { can, isSandbox } from "../session";
+import { ErrorNote, Field, Notice, OtpStep, ScheduleField, useAction, useLoad } from "../ui";
 
 interface Details {
   source: string;
@@ -441,6 +441,71 @@ function Confirm({ review, confirming, onBack }: { review: Review; confirming: b
           </div>
         )}
       </form>
+      {!confirming && enough && <PayLater review={review} />}
     </section>
+  );
+}
+
+/**
+ * The payment scheduled instead of sent now: a bulk payment of this one row (`execute_at`), which
+ * Kobo checks again, the member authorises with a code, and the worker pays at that time.
+ */
+function PayLater({ review }: { review: Review }) {
+  const [at, setAt] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
+  // One key for this schedule: a retry after a lost answer cannot schedule it twice.
+  const [key] = useState(newIdempotencyKey);
+  const action = useAction();
+  if (!can("/api/v1/transaction/transfer/web/create_bulk_transfer")) return null;
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const wrong = scheduleProblem(at);
+    setProblem(wrong);
+    const instant = lagosInstant(at);
+    if (wrong || !instant) return;
+    const { details, enquiry, source } = review;
+    void action.run(async () => {
+      const answer = await call(
+        client.POST("/api/v1/transaction/transfer/web/create_bulk_transfer", {
+          body: {
+            source_account_number: source.account_number,
+            on_invalid: "refuse_batch",
+            execute_at: instant,
+            items: [
+              {
+                account_number: enquiry.account_number,
+                bank_code: enquiry.bank_code,
+                account_name: enquiry.account_name,
+                amount: details.amount,
+                ...(details.narration.trim() ? { narration: details.narration.trim() } : {}),
+                ...(details.reference.trim() ? { reference: details.reference.trim() } : {}),
+              },
+            ],
+          },
+          params: { header: { "Idempotency-Key": key } },
+        }),
+      );
+      saveDraft(null);
+      navigate(`bulk/${answer.data.bulk_transfer_id}`);
+    });
+  };
+  return (
+    <form noValidate class="card" onSubmit={submit} data-testid="pay-later">
+      <h2>Or pay it later</h2>
+      <p class="muted">
+        Kobo checks the beneficiary again, you authorise it with a code, and the money is set aside until the time you choose; it is
+        paid then, and you can cancel it until then.
+      </p>
+      <ScheduleField value={at} onChange={setAt} />
+      {problem && (
+        <div class="notice error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
+      <ErrorNote error={action.error} />
+      <button type="submit" class="secondary" disabled={action.busy}>
+        {action.busy ? "Scheduling…" : "Schedule this payment"}
+      </button>
+    </form>
   );
 }
