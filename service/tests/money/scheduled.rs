@@ -122,7 +122,10 @@ async fn a_scheduled_payroll_waits_for_its_time_and_is_paid_then(mut kit: TestKi
         .await
         .iter()
         .all(|i| i["outcome"] == "unpaid"));
-    assert_eq!(balance(&kit, &lagos_fresh.main_account_number).await, "0.00");
+    assert_eq!(
+        balance(&kit, &lagos_fresh.main_account_number).await,
+        "0.00"
+    );
     let scheduled = kit
         .op(
             Operation::FetchBulkTransfers,
@@ -334,7 +337,10 @@ async fn a_cancel_racing_the_start_of_a_scheduled_batch_ends_it_one_way() {
             other => panic!("round {round}: the cancel answered {other:?}: {cancel:?}"),
         }
     }
-    eprintln!("the cancel won {} rounds, the executor {}", outcomes[0], outcomes[1]);
+    eprintln!(
+        "the cancel won {} rounds, the executor {}",
+        outcomes[0], outcomes[1]
+    );
     // Whatever won each round, the money adds up: paid to Lagos or back home, once.
     let paid: f64 = balance(&kit, &number).await.parse().unwrap();
     let home: f64 = balance(&kit, "1000000014").await.parse().unwrap();

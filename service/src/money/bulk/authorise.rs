@@ -473,7 +473,10 @@ pub(super) async fn end_unpaid(
     let Some(ended) = bulk_transfers::end_hold(&mut tx, business_id, &batch.id, &end).await? else {
         tx.rollback().await?;
         let now = find(bank, business_id, &batch.id).await?;
-        return Err(wrong_status(&now, "another request or the executor moved it first"));
+        return Err(wrong_status(
+            &now,
+            "another request or the executor moved it first",
+        ));
     };
     let why = match to {
         REJECTED => format!("rejected: {}", reason.unwrap_or_default()),
