@@ -642,7 +642,7 @@ mod tests {
     #[test]
     fn the_fingerprint_is_stable() {
         assert_eq!(schema_fingerprint().len(), 12);
-        assert_eq!(MIGRATOR.iter().count(), 23);
+        assert_eq!(MIGRATOR.iter().count(), 24);
     }
 }
 

@@ -98,7 +98,7 @@ impl<A: Api> Server<A> {
     pub fn new(api: Arc<A>) -> Self {
         Server {
             api,
-            validators: Validators::compile(),
+            validators: Validators::new(),
         }
     }
 
