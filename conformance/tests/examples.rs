@@ -1743,6 +1743,18 @@ async fn bulk_transfers(story: &mut Story, owner: &str, api: &str) {
         assert_eq!(items.len(), 1, "{items:?}");
         assert_eq!(items[0]["refusal_code"], "49");
     }
+    for (download, token) in [
+        (Operation::DownloadBulkTransferResults, owner),
+        (Operation::DownloadBulkTransferResultsApi, api),
+    ] {
+        let file = story.replay(download, "by_id", token).await;
+        let file = file.expect("00");
+        assert_eq!(file["content_type"], "text/csv; charset=utf-8", "{file}");
+        assert_eq!(
+            file["file_name"],
+            "bulk-transfer-PAYROLL-2026-12-results.csv"
+        );
+    }
     for (fetch, token) in [
         (Operation::FetchBulkTransfers, owner),
         (Operation::FetchBulkTransfersApi, api),

@@ -975,9 +975,12 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await assertText(owner.getByTestId("bulk-authorised"), "Tunde Bakare");
     await assertText(owner.getByTestId("bulk-reviewed"), "Ngozi Eze");
     const results = await download(owner, owner.getByRole("button", { name: "Download results (CSV)" }));
-    assert.equal(results.name, `bulk-payment-${batchUrl.split("/").pop()}-results.csv`);
+    assert.equal(results.name, `bulk-transfer-${batchUrl.split("/").pop()}-results.csv`);
     const [header, ...lines] = csvRecords(results.bytes.toString("utf8"));
-    assert.deepEqual(header, ["index", "account_number", "bank_code", "account_name", "confirmed_name", "amount", "fee", "vat", "reference", "validation", "refusal_code", "outcome", "reference_number", "failure_code", "failure_message"]);
+    assert.deepEqual(header, [
+      "index", "account_number", "bank_code", "bank_name", "account_name", "confirmed_name", "amount", "fee", "vat", "narration", "reference",
+      "validation", "refusal_code", "refusal_message", "outcome", "transfer_id", "reference_number", "failure_code", "failure_message",
+    ]);
     assert.equal(lines.length, 50);
     const column = (/** @type {string} */ name) => header?.indexOf(name) ?? -1;
     const tally = (/** @type {string} */ outcome) => lines.filter((line) => line[column("outcome")] === outcome).length;

@@ -5212,6 +5212,20 @@ characters. Payers see it after the business's name (`name_enquiry`).
             Default::default()
         }
     }
+    ///Success envelope of `download_bulk_transfer_results` and `download_bulk_transfer_results_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DownloadBulkTransferResultsResponse {
+        pub data: FileContent,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl DownloadBulkTransferResultsResponse {
+        pub fn builder() -> builder::DownloadBulkTransferResultsResponse {
+            Default::default()
+        }
+    }
     ///`DownloadExportRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
@@ -22251,6 +22265,103 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl ::std::convert::From<super::DownloadAccountStatementResponse>
         for DownloadAccountStatementResponse {
             fn from(value: super::DownloadAccountStatementResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadBulkTransferResultsResponse {
+            data: ::std::result::Result<super::FileContent, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for DownloadBulkTransferResultsResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl DownloadBulkTransferResultsResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileContent>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadBulkTransferResultsResponse>
+        for super::DownloadBulkTransferResultsResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadBulkTransferResultsResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadBulkTransferResultsResponse>
+        for DownloadBulkTransferResultsResponse {
+            fn from(value: super::DownloadBulkTransferResultsResponse) -> Self {
                 Self {
                     data: Ok(value.data),
                     message: Ok(value.message),
@@ -42444,6 +42555,72 @@ let response = client.fetch_bulk_transfer_items_api()
     ) -> builder::FetchBulkTransferItemsApi<'_> {
         builder::FetchBulkTransferItemsApi::new(self)
     }
+    /**Download a bulk transfer's results
+
+A bulk transfer's items as a CSV file (RFC 4180, UTF-8, CRLF; since 2.8.0), one line an
+item in order after a header line, whatever the batch's status: what was sent, the
+verdict of validation, and once paid the outcome and its transfer's reference. The
+columns: `index` (from 0, as `fetch_bulk_transfer_items` numbers items),
+`account_number`, `bank_code`, `bank_name`, `account_name` (as sent), `confirmed_name`,
+`amount`, `fee`, `vat`, `narration` (the one its transfer carries), `reference`,
+`validation`, `refusal_code`, `refusal_message`, `outcome`, `transfer_id`,
+`reference_number`, `failure_code`, `failure_message`. A cell that begins as a
+spreadsheet formula would (`=`, `+`, `-`, `@`, a tab or a carriage return) begins with
+`'` instead, so a name or a bank's message never runs as one. The file is in
+`data.content_base64`, named by `file_name`: at most 5,000 lines, about 1 MB.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `47` no bulk transfer of the business has this id.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/download_bulk_transfer_results`
+
+```text
+let response = client.download_bulk_transfer_results()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_bulk_transfer_results(
+        &self,
+    ) -> builder::DownloadBulkTransferResults<'_> {
+        builder::DownloadBulkTransferResults::new(self)
+    }
+    /**Download a bulk transfer's results (integration)
+
+The integration twin of `download_bulk_transfer_results` (since 2.8.0).
+
+Integration token.
+
+Errors:
+- `01` `bulk_transfer_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `47` no bulk transfer of the business has this id.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/download_bulk_transfer_results`
+
+```text
+let response = client.download_bulk_transfer_results_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_bulk_transfer_results_api(
+        &self,
+    ) -> builder::DownloadBulkTransferResultsApi<'_> {
+        builder::DownloadBulkTransferResultsApi::new(self)
+    }
     /**Cancel a bulk transfer
 
 Cancels a bulk transfer that has not been paid (since 2.8.0): one not authorised
@@ -52299,6 +52476,214 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "fetch_bulk_transfer_items_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_bulk_transfer_results`]
+
+[`Client::download_bulk_transfer_results`]: super::Client::download_bulk_transfer_results*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadBulkTransferResults<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> DownloadBulkTransferResults<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/download_bulk_transfer_results`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadBulkTransferResultsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/download_bulk_transfer_results",
+                client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_bulk_transfer_results",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_bulk_transfer_results_api`]
+
+[`Client::download_bulk_transfer_results_api`]: super::Client::download_bulk_transfer_results_api*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadBulkTransferResultsApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::BulkTransferIdRequest, String>,
+    }
+    impl<'a> DownloadBulkTransferResultsApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::BulkTransferIdRequest>,
+            <V as std::convert::TryInto<
+                types::BulkTransferIdRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `BulkTransferIdRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::BulkTransferIdRequest,
+            ) -> types::builder::BulkTransferIdRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/download_bulk_transfer_results`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadBulkTransferResultsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::BulkTransferIdRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/download_bulk_transfer_results",
+                client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_bulk_transfer_results_api",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

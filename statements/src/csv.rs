@@ -143,8 +143,8 @@ fn record(out: &mut String, cells: &[Cell]) {
 }
 
 /// One text field: a leading `'` if a spreadsheet would run it as a formula, then quoted if it
-/// holds a separator, a quote or a line break.
-fn field(text: &str) -> String {
+/// holds a separator, a quote or a line break. (Kobo's other CSV files write their cells with it.)
+pub fn field(text: &str) -> String {
     let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {

@@ -9,7 +9,7 @@
 // into a new batch.
 import { useEffect, useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, Refusal, type Schemas } from "../api";
-import { saveBlob } from "../files";
+import { saveBlob, saveFile } from "../files";
 import { lagosInstant, lagosTime, naira, parseAmount, scheduleProblem } from "../money";
 import { AccountPicker, ownAccounts, type Account } from "../picker";
 import { navigate, useLocation, withQuery } from "../router";
@@ -370,43 +370,6 @@ async function allItems(id: string): Promise<Item[]> {
   return items;
 }
 
-/**
- * A cell of a CSV a spreadsheet opens: one that starts like a formula (`=`, `+`, `-`, `@`, a
- * tab or a carriage return) is kept as text with a leading `'`, so a name or a bank's message
- * can never run as a formula; quoted when it holds a comma, a quote or a line break.
- */
-export function csvCell(value: string | number | null | undefined): string {
-  let text = value === null || value === undefined ? "" : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** The columns of the results file, in its order. */
-const RESULT_COLUMNS = [
-  "index",
-  "account_number",
-  "bank_code",
-  "account_name",
-  "confirmed_name",
-  "amount",
-  "fee",
-  "vat",
-  "reference",
-  "validation",
-  "refusal_code",
-  "outcome",
-  "reference_number",
-  "failure_code",
-  "failure_message",
-] as const;
-
-/** A batch's rows as the results file: a header, then a line a row (CRLF, RFC 4180). */
-export function resultsCsv(items: Item[]): string {
-  const lines = [RESULT_COLUMNS.join(",")];
-  for (const item of items) lines.push(RESULT_COLUMNS.map((column) => csvCell(item[column])).join(","));
-  return `${lines.join("\r\n")}\r\n`;
-}
-
 /** `PAY-12` → `PAY-12-R1`, `PAY-12-R1` → `PAY-12-R2`: a reference for a retry, at most 64 characters. */
 export function retryReference(old: string): string {
   const match = /^(.*)-R(\d+)$/.exec(old);
@@ -475,9 +438,10 @@ function BatchView({ id }: { id: string }) {
   const download = () =>
     void files.run(async () => {
       if (!shown) return;
-      const name = `bulk-payment-${shown.reference ?? shown.bulk_transfer_id}-results.csv`;
-      saveBlob(name, new Blob([resultsCsv(await allItems(id))], { type: "text/csv;charset=utf-8" }));
-      setSaved(name);
+      // Kobo writes the file (every row, what was sent, checked and paid): one download.
+      const answer = await call(client.POST("/api/v1/transaction/transfer/web/download_bulk_transfer_results", { body: { bulk_transfer_id: id } }));
+      saveFile(answer.data);
+      setSaved(answer.data.file_name);
     });
   const retryFailed = () =>
     void retry.run(async () => {

@@ -289,6 +289,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn download_bulk_transfer_results(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadBulkTransferResults;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_bulk_transfer_results_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::BulkTransferIdRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadBulkTransferResultsApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn download_export(
         &self,
         ctx: RequestContext<T::Principal>,

@@ -5357,6 +5357,15 @@ pub struct DownloadAccountStatementResponse {
     ///Always true.
     pub status: bool,
 }
+///Success envelope of `download_bulk_transfer_results` and `download_bulk_transfer_results_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DownloadBulkTransferResultsResponse {
+    pub data: FileContent,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///`DownloadExportRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

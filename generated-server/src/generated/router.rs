@@ -105,6 +105,14 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/account/api/download_account_statement",
             post(download_account_statement_api::<A>),
         )
+        .route(
+            "/api/v1/transaction/transfer/web/download_bulk_transfer_results",
+            post(download_bulk_transfer_results::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/download_bulk_transfer_results",
+            post(download_bulk_transfer_results_api::<A>),
+        )
         .route("/api/v1/export/web/download_export", post(download_export::<A>))
         .route("/api/v1/export/api/download_export", post(download_export_api::<A>))
         .route(
@@ -680,6 +688,36 @@ async fn download_account_statement_api<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.download_account_statement_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_bulk_transfer_results<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadBulkTransferResults,
+            request,
+            |api, ctx, body| async move {
+                api.download_bulk_transfer_results(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_bulk_transfer_results_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadBulkTransferResultsApi,
+            request,
+            |api, ctx, body| async move {
+                api.download_bulk_transfer_results_api(ctx, body)
+                    .await
+                    .map(Success::data)
             },
         )
         .await

@@ -5261,6 +5261,31 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "DownloadBulkTransferResultsResponse": {
+      "type": "object",
+      "description": "Success envelope of `download_bulk_transfer_results` and `download_bulk_transfer_results_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/FileContent"
+        }
+      }
+    },
     "DownloadTransferReceiptResponse": {
       "type": "object",
       "description": "Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.",
@@ -7355,6 +7380,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::DownloadAccountStatementRequest)),
         ("DownloadAccountStatementResponse",
         schemars::schema_for!(models::DownloadAccountStatementResponse)),
+        ("DownloadBulkTransferResultsResponse",
+        schemars::schema_for!(models::DownloadBulkTransferResultsResponse)),
         ("DownloadExportRequest", schemars::schema_for!(models::DownloadExportRequest)),
         ("DownloadExportResponse",
         schemars::schema_for!(models::DownloadExportResponse)),

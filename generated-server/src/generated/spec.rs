@@ -8921,6 +8921,103 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/download_bulk_transfer_results:
+    post:
+      tags: [Transfers]
+      operationId: download_bulk_transfer_results
+      summary: Download a bulk transfer's results
+      x-origin: extension
+      description: |
+        A bulk transfer's items as a CSV file (RFC 4180, UTF-8, CRLF; since 2.8.0), one line an
+        item in order after a header line, whatever the batch's status: what was sent, the
+        verdict of validation, and once paid the outcome and its transfer's reference. The
+        columns: `index` (from 0, as `fetch_bulk_transfer_items` numbers items),
+        `account_number`, `bank_code`, `bank_name`, `account_name` (as sent), `confirmed_name`,
+        `amount`, `fee`, `vat`, `narration` (the one its transfer carries), `reference`,
+        `validation`, `refusal_code`, `refusal_message`, `outcome`, `transfer_id`,
+        `reference_number`, `failure_code`, `failure_message`. A cell that begins as a
+        spreadsheet formula would (`=`, `+`, `-`, `@`, a tab or a carriage return) begins with
+        `'` instead, so a name or a bank's message never runs as one. The file is in
+        `data.content_base64`, named by `file_name`: at most 5,000 lines, about 1 MB.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `47` no bulk transfer of the business has this id.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Bulk transfer results downloaded
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferResultsDownloaded'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/download_bulk_transfer_results:
+    post:
+      tags: [Transfers]
+      operationId: download_bulk_transfer_results_api
+      summary: Download a bulk transfer's results (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `download_bulk_transfer_results` (since 2.8.0).
+
+        Integration token.
+
+        Errors:
+        - `01` `bulk_transfer_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `47` no bulk transfer of the business has this id.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Bulk transfer results downloaded
+      x-response-codes: ['00', '01', '29', '41', '47', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/BulkTransferId'
+      responses:
+        '200':
+          $ref: '#/components/responses/BulkTransferResultsDownloaded'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/BulkTransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/cancel_bulk_transfer:
     post:
       tags: [Transfers]
@@ -10555,6 +10652,26 @@ components:
                   execute_at: null
                   completed_at: null
                   updated_at: '2026-12-01T09:00:00Z'
+    BulkTransferResultsDownloaded:
+      description: The batch's results file.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/DownloadBulkTransferResultsResponse'
+          examples:
+            csv:
+              value:
+                status: true
+                response_code: '00'
+                message: Bulk transfer results downloaded
+                data:
+                  file_name: bulk-transfer-PAYROLL-2026-12-results.csv
+                  content_type: text/csv; charset=utf-8
+                  size_bytes: 21
+                  content_base64: aW5kZXgsYWNjb3VudF9udW1iZXIK
     BulkTransferRetrieved:
       description: The bulk transfer.
       headers:
@@ -14786,6 +14903,21 @@ components:
       type: object
       x-origin: extension
       description: Success envelope of `download_account_statement` and `download_account_statement_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/FileContent'
+    DownloadBulkTransferResultsResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `download_bulk_transfer_results` and `download_bulk_transfer_results_api`.
       required: [status, response_code, message, data]
       properties:
         status:
@@ -27559,6 +27691,125 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       }
     },
+    "/api/v1/transaction/transfer/web/download_bulk_transfer_results": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "download_bulk_transfer_results",
+        "summary": "Download a bulk transfer's results",
+        "x-origin": "extension",
+        "description": "A bulk transfer's items as a CSV file (RFC 4180, UTF-8, CRLF; since 2.8.0), one line an\nitem in order after a header line, whatever the batch's status: what was sent, the\nverdict of validation, and once paid the outcome and its transfer's reference. The\ncolumns: `index` (from 0, as `fetch_bulk_transfer_items` numbers items),\n`account_number`, `bank_code`, `bank_name`, `account_name` (as sent), `confirmed_name`,\n`amount`, `fee`, `vat`, `narration` (the one its transfer carries), `reference`,\n`validation`, `refusal_code`, `refusal_message`, `outcome`, `transfer_id`,\n`reference_number`, `failure_code`, `failure_message`. A cell that begins as a\nspreadsheet formula would (`=`, `+`, `-`, `@`, a tab or a carriage return) begins with\n`'` instead, so a name or a bank's message never runs as one. The file is in\n`data.content_base64`, named by `file_name`: at most 5,000 lines, about 1 MB.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no bulk transfer of the business has this id.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Bulk transfer results downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferResultsDownloaded"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/download_bulk_transfer_results": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "download_bulk_transfer_results_api",
+        "summary": "Download a bulk transfer's results (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `download_bulk_transfer_results` (since 2.8.0).\n\nIntegration token.\n\nErrors:\n- `01` `bulk_transfer_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `47` no bulk transfer of the business has this id.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Bulk transfer results downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/BulkTransferId"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/BulkTransferResultsDownloaded"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/BulkTransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
     "/api/v1/transaction/transfer/web/cancel_bulk_transfer": {
       "post": {
         "tags": [
@@ -29816,6 +30067,36 @@ pub const OPENAPI_JSON: &str = r##"{
                     "execute_at": null,
                     "completed_at": null,
                     "updated_at": "2026-12-01T09:00:00Z"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "BulkTransferResultsDownloaded": {
+        "description": "The batch's results file.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/DownloadBulkTransferResultsResponse"
+            },
+            "examples": {
+              "csv": {
+                "value": {
+                  "status": true,
+                  "response_code": "00",
+                  "message": "Bulk transfer results downloaded",
+                  "data": {
+                    "file_name": "bulk-transfer-PAYROLL-2026-12-results.csv",
+                    "content_type": "text/csv; charset=utf-8",
+                    "size_bytes": 21,
+                    "content_base64": "aW5kZXgsYWNjb3VudF9udW1iZXIK"
                   }
                 }
               }
@@ -36247,6 +36528,32 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "object",
         "x-origin": "extension",
         "description": "Success envelope of `download_account_statement` and `download_account_statement_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/FileContent"
+          }
+        }
+      },
+      "DownloadBulkTransferResultsResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `download_bulk_transfer_results` and `download_bulk_transfer_results_api`.",
         "required": [
           "status",
           "response_code",

@@ -519,6 +519,10 @@ impl Api for KoboApi {
     served!(fetch_bulk_transfer_items_api(FetchBulkTransferItemsRequest)
         -> Page<Vec<models::BulkTransferItem>>,
         serve_page(business, integration), bulk::fetch_bulk_transfer_items);
+    served!(download_bulk_transfer_results(BulkTransferIdRequest) -> models::FileContent,
+        serve(business), bulk::results::download_bulk_transfer_results);
+    served!(download_bulk_transfer_results_api(BulkTransferIdRequest) -> models::FileContent,
+        serve(business, integration), bulk::results::download_bulk_transfer_results);
     served!(cancel_bulk_transfer(BulkTransferIdRequest) -> models::BulkTransfer,
         serve(caller), bulk::cancel_bulk_transfer);
     served!(cancel_bulk_transfer_api(BulkTransferIdRequest) -> models::BulkTransfer,

@@ -40,7 +40,8 @@ pub(crate) fn kobo_bank() -> formats::Bank {
     }
 }
 
-fn file(
+/// `bytes` as the API answers a file, named `file_name`.
+pub(crate) fn file(
     file_name: String,
     content_type: &str,
     bytes: Vec<u8>,

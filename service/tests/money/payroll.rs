@@ -238,7 +238,69 @@ async fn a_payroll_is_authorised_once_and_paid_item_by_item(kit: TestKit) {
     let completed = "SELECT COUNT(*) FROM events WHERE business_id = $1 \
                      AND type = 'bulk_transfer.completed'";
     assert_eq!(kit.count(completed, business).await, 1);
+
+    // The results file, the same through the Dashboard and the integration: a line an item.
+    let results = results_of(&kit, &api, id).await;
+    assert_eq!(results, results_of(&kit, &owner, id).await);
+    assert_eq!(
+        results[0],
+        "index,account_number,bank_code,bank_name,account_name,confirmed_name,amount,fee,vat,\
+         narration,reference,validation,refusal_code,refusal_message,outcome,transfer_id,\
+         reference_number,failure_code,failure_message"
+    );
+    assert_eq!(results.len(), 4, "{results:#?}");
+    for (line, item) in results[1..3].iter().zip(&items) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 19, "{line}");
+        assert_eq!(cells[0], item["index"].to_string());
+        assert_eq!(cells[6], item["amount"].as_str().unwrap());
+        assert_eq!(cells[11], item["validation"].as_str().unwrap());
+        assert_eq!(cells[14], item["outcome"].as_str().unwrap());
+        assert_eq!(cells[15], item["transfer_id"].as_str().unwrap());
+        assert_eq!(cells[16], item["reference_number"].as_str().unwrap_or(""));
+    }
+    assert!(
+        results[2].contains(",280000.50,50.00,3.75,December salaries,"),
+        "{results:#?}"
+    );
+    // The invalid item: its verdict and why (a message may hold commas: quoted), never paid.
+    assert!(
+        results[3].starts_with("2,0123456799,000013,"),
+        "{}",
+        results[3]
+    );
+    assert!(results[3].contains(",Nobody,"), "{}", results[3]);
+    let unpaid = format!(",unpaid,{},,,", items[2]["transfer_id"].as_str().unwrap());
+    assert!(results[3].ends_with(&unpaid), "{}", results[3]);
     kit.assert_ledger_balances().await;
+}
+
+/// The lines of batch `id`'s results file, downloaded with `token` (a Dashboard session's or
+/// integration credentials').
+async fn results_of(kit: &TestKit, token: &str, id: &str) -> Vec<String> {
+    use base64::Engine;
+    let operation = if token == kit.owner_token {
+        Operation::DownloadBulkTransferResults
+    } else {
+        Operation::DownloadBulkTransferResultsApi
+    };
+    let file = kit
+        .op(operation, token, json!({"bulk_transfer_id": id}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(file["content_type"], "text/csv; charset=utf-8");
+    assert_eq!(
+        file["file_name"],
+        "bulk-transfer-PAYROLL-2026-12-results.csv"
+    );
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(file["content_base64"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(file["size_bytes"], bytes.len());
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.ends_with("\r\n"));
+    text.trim_end().split("\r\n").map(str::to_owned).collect()
 }
 
 /// The approval policy holds a batch whole, reserved: its maker cannot approve it (`43`), a

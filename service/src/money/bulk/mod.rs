@@ -14,6 +14,7 @@
 
 pub mod authorise;
 pub mod execute;
+pub mod results;
 pub mod status;
 pub mod validate;
 
@@ -503,7 +504,7 @@ fn item_view(batch: &BulkTransferRow, row: BulkItemRow) -> Result<models::BulkTr
 
 /// An item's outcome: its transfer's status once paid, `failed` when it was refused then,
 /// `unpaid` otherwise.
-fn outcome_of(row: &BulkItemRow) -> &str {
+pub(super) fn outcome_of(row: &BulkItemRow) -> &str {
     match (row.transfer_status.as_deref(), &row.failure_code) {
         (Some(status), _) => status,
         (None, Some(_)) => status::ITEM_FAILED,
