@@ -1,6 +1,6 @@
-//! JSON Schema validation of request bodies and headers, compiled once from the spec's schemas
-//! with `jsonschema` (the engine the conformance suite uses too), and the messages that name
-//! the offending field.
+//! JSON Schema validation of request bodies and headers, each compiled once, at its
+//! operation's first call, from the spec's schemas with `jsonschema` (the engine the
+//! conformance suite uses too), and the messages that name the offending field.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
